@@ -1,0 +1,48 @@
+"""Benchmark data model, taxonomy and bench directories."""
+
+from omnivchat.bench._hits import HitsError, HitsRecord, load_hits
+from omnivchat.bench._io import (
+    BENCH_FILE,
+    INSTANCES_FILE,
+    Bench,
+    BenchError,
+    BenchInfo,
+    load_bench,
+    save_bench,
+)
+from omnivchat.bench._model import Check, Criterion, Instance, Turn
+from omnivchat.bench._taxonomy import (
+    CATEGORIES,
+    GROUPS,
+    MULTI_TURN_EXTENSIONS,
+    SUBCATEGORIES,
+    Category,
+    Group,
+    Subcategory,
+    resolve_subcategory,
+)
+
+__all__ = [
+    "BENCH_FILE",
+    "CATEGORIES",
+    "GROUPS",
+    "INSTANCES_FILE",
+    "MULTI_TURN_EXTENSIONS",
+    "SUBCATEGORIES",
+    "Bench",
+    "BenchError",
+    "BenchInfo",
+    "Category",
+    "Check",
+    "Criterion",
+    "Group",
+    "HitsError",
+    "HitsRecord",
+    "Instance",
+    "Subcategory",
+    "Turn",
+    "load_bench",
+    "load_hits",
+    "resolve_subcategory",
+    "save_bench",
+]

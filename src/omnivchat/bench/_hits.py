@@ -1,0 +1,78 @@
+"""Hits files: per-instance grader verdicts (`{"id", "hits", "reply", "style"?}` per line), checked against a bench."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from omnivchat.bench._io import Bench, _format_validation
+
+
+class HitsError(ValueError):
+    """A hits file failed validation; `problems` lists every problem with its line."""
+
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        self.path = path
+        self.problems = problems
+        listing = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"{path}: {len(problems)} problem(s):\n{listing}")
+
+
+class HitsRecord(BaseModel):
+    """One graded reply: the 1-based numbers of the criteria met, the reply text, and optionally its style pass."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    hits: list[int]
+    reply: str
+    style: bool | None = Field(default=None, description="All seven style requirements met; None = not graded.")
+
+
+def load_hits(path: str | Path, bench: Bench) -> dict[str, HitsRecord]:
+    """Read a hits file and check it covers every bench instance exactly once with hits inside 1..K.
+
+    Raises HitsError listing every problem (bad JSON, unknown or duplicate ids, hits out of range, missing ids).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise HitsError(path, ["file not found"])
+    expected = {instance.id: instance for instance in bench.instances}
+    records: dict[str, HitsRecord] = {}
+    mentioned: set[str] = set()  # every id read, so an id whose line had a problem is not also "missing"
+    problems: list[str] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{path.name}:{number}"
+            try:
+                record = HitsRecord.model_validate(json.loads(line))
+            except json.JSONDecodeError as err:
+                problems.append(f"{where}: not valid JSON ({err.msg} at column {err.colno})")
+                continue
+            except ValidationError as err:
+                problems.extend(_format_validation(where, err))
+                continue
+            mentioned.add(record.id)
+            instance = expected.get(record.id)
+            if instance is None:
+                problems.append(f"{where}: id: {record.id!r} is not an instance of the bench")
+                continue
+            if record.id in records:
+                problems.append(f"{where}: id: {record.id!r} appears twice")
+                continue
+            k = len(instance.rubric)
+            outside = sorted({h for h in record.hits if not 1 <= h <= k})
+            if outside:
+                problems.append(f"{where}: hits: {outside} outside 1..{k} for instance {record.id!r}")
+                continue
+            records[record.id] = record
+    missing = [i for i in expected if i not in mentioned]
+    if missing:
+        problems.append(f"{path.name}: no hits for {len(missing)} instance(s): {', '.join(missing)}")
+    if problems:
+        raise HitsError(path, problems)
+    return records

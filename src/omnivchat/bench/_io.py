@@ -1,0 +1,194 @@
+"""Loading and saving bench directories: bench.yaml, instances.jsonl and media/ (DESIGN.md)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from omnivchat.bench._model import Instance, Turn
+from omnivchat.bench._taxonomy import resolve_subcategory
+
+BENCH_FILE = "bench.yaml"
+INSTANCES_FILE = "instances.jsonl"
+
+
+class BenchError(ValueError):
+    """A bench directory failed validation; `problems` lists every problem, each naming file, line and field."""
+
+    def __init__(self, root: Path, problems: list[str]) -> None:
+        self.root = root
+        self.problems = problems
+        listing = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"{root}: {len(problems)} problem(s):\n{listing}")
+
+
+class BenchInfo(BaseModel):
+    """The contents of bench.yaml. `languages` and `subcategories` summarise instances.jsonl (counts)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    version: str = "1"
+    description: str = ""
+    languages: dict[str, int] | None = None
+    subcategories: dict[str, int] | None = None
+
+
+@dataclass
+class Bench:
+    """A loaded, fully validated bench directory."""
+
+    root: Path
+    info: BenchInfo
+    instances: list[Instance] = field(default_factory=list)
+
+    def media_path(self, turn: Turn) -> Path:
+        """Absolute path of a turn's clip."""
+        return self.root / turn.video
+
+    def get(self, instance_id: str) -> Instance:
+        for instance in self.instances:
+            if instance.id == instance_id:
+                return instance
+        raise KeyError(f"{self.root}: no instance with id {instance_id!r}")
+
+
+def _format_loc(loc: tuple[Any, ...]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "(line)"
+
+
+def _format_validation(prefix: str, err: ValidationError) -> list[str]:
+    problems = []
+    for item in err.errors():
+        message = item["msg"].removeprefix("Value error, ")
+        problems.append(f"{prefix}: {_format_loc(item['loc'])}: {message}")
+    return problems
+
+
+def summarize(instances: list[Instance]) -> tuple[dict[str, int], dict[str, int]]:
+    """Counts of instances by language and by subcategory code, as bench.yaml records them."""
+    languages = Counter(i.language for i in instances)
+    subcategories = Counter(i.subcategory for i in instances)
+    return dict(sorted(languages.items())), dict(sorted(subcategories.items()))
+
+
+def _load_info(root: Path, problems: list[str]) -> BenchInfo | None:
+    path = root / BENCH_FILE
+    if not path.is_file():
+        problems.append(f"{BENCH_FILE}: missing (it holds the bench name and version)")
+        return None
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problems.append(f"{BENCH_FILE}{where}: not valid YAML ({getattr(err, 'problem', err)})")
+        return None
+    if not isinstance(data, dict):
+        problems.append(f"{BENCH_FILE}: must be a mapping with at least 'name'")
+        return None
+    try:
+        return BenchInfo.model_validate(data)
+    except ValidationError as err:
+        problems.extend(_format_validation(BENCH_FILE, err))
+        return None
+
+
+def _load_instances(root: Path, problems: list[str]) -> list[Instance]:
+    path = root / INSTANCES_FILE
+    if not path.is_file():
+        problems.append(f"{INSTANCES_FILE}: missing")
+        return []
+    instances: list[Instance] = []
+    first_line: dict[str, int] = {}
+    resolved_root = root.resolve()
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{INSTANCES_FILE}:{number}"
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as err:
+                problems.append(f"{where}: not valid JSON ({err.msg} at column {err.colno})")
+                continue
+            if not isinstance(data, dict):
+                problems.append(f"{where}: must be a JSON object, got {type(data).__name__}")
+                continue
+            try:
+                instance = Instance.model_validate(data)
+            except ValidationError as err:
+                problems.extend(_format_validation(where, err))
+                continue
+            if instance.id in first_line:
+                problems.append(f"{where}: id: duplicate id {instance.id!r} (first on line {first_line[instance.id]})")
+                continue
+            first_line[instance.id] = number
+            for index, turn in enumerate(instance.turns):
+                clip = root / turn.video
+                if not clip.resolve().is_relative_to(resolved_root):
+                    problems.append(
+                        f"{where}: turns[{index}].video: media path {turn.video!r} escapes the bench directory"
+                    )
+                elif not clip.is_file():
+                    problems.append(f"{where}: turns[{index}].video: missing media file {turn.video!r}")
+            instances.append(instance)
+    if not instances and not problems:
+        problems.append(f"{INSTANCES_FILE}: no instances")
+    return instances
+
+
+def load_bench(path: str | Path) -> Bench:
+    """Load and validate a bench directory completely, or raise BenchError listing every problem found."""
+    root = Path(path)
+    if not root.is_dir():
+        raise BenchError(root, ["not a directory"])
+    problems: list[str] = []
+    info = _load_info(root, problems)
+    instances = _load_instances(root, problems)
+    if info is not None and not problems:
+        languages, subcategories = summarize(instances)
+        if info.languages is not None and info.languages != languages:
+            problems.append(f"{BENCH_FILE}: languages {info.languages} do not match instances.jsonl {languages}")
+        if info.subcategories is not None:
+            declared = {resolve_subcategory(k).code if _known(k) else k: v for k, v in info.subcategories.items()}
+            if declared != subcategories:
+                problems.append(
+                    f"{BENCH_FILE}: subcategories {info.subcategories} do not match instances.jsonl {subcategories}"
+                )
+    if problems or info is None:
+        raise BenchError(root, problems)
+    return Bench(root=root, info=info, instances=instances)
+
+
+def _known(code: str) -> bool:
+    try:
+        resolve_subcategory(code)
+    except KeyError:
+        return False
+    return True
+
+
+def save_bench(bench: Bench, path: str | Path | None = None) -> Path:
+    """Write bench.yaml (with fresh language and subcategory counts) and instances.jsonl; media stay as they are."""
+    root = Path(path) if path is not None else bench.root
+    root.mkdir(parents=True, exist_ok=True)
+    languages, subcategories = summarize(bench.instances)
+    info = bench.info.model_copy(update={"languages": languages, "subcategories": subcategories})
+    (root / BENCH_FILE).write_text(
+        yaml.safe_dump(info.model_dump(exclude_defaults=False), sort_keys=False, allow_unicode=True),
+        encoding="utf-8",
+    )
+    with (root / INSTANCES_FILE).open("w", encoding="utf-8") as handle:
+        for instance in bench.instances:
+            handle.write(instance.model_dump_json(exclude_none=True, exclude_defaults=True) + "\n")
+    return root

@@ -1,0 +1,146 @@
+"""Means over instances and the columns of the paper's Table 1 (Section 3 Eq. 2, Section 4.2)."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from omnivchat.bench import CATEGORIES, resolve_subcategory
+from omnivchat.scoring._words import reply_efficiency, word_count
+
+
+class ScoredReply(BaseModel):
+    """One instance's outcome as the metrics need it.
+
+    ``reply`` is None when the model request failed (no reply exists); ``score`` is None when the reply was not
+    scored (request failed, or the verdict was unusable); ``style`` is None when style was not graded
+    successfully. None is never read as 0.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    subcategory: str
+    source: Literal["synthetic", "human"] = "synthetic"
+    score: float | None = None
+    reply: str | None = None
+    style: float | None = None
+
+
+def pooled_mean(scores: Iterable[float]) -> float:
+    """PooledMean(E) of Eq. 2: every instance weighs the same. Raises ValueError on an empty set."""
+    values = list(scores)
+    if not values:
+        raise ValueError("pooled mean of an empty set")
+    return math.fsum(values) / len(values)
+
+
+def subcategory_mean(records: Iterable[tuple[str, float]]) -> float:
+    """SubcategoryMean(E) of Eq. 2: mean within each subcategory, then equal weight per subcategory present.
+
+    ``records`` are (subcategory, score) pairs; subcategories may be short codes or full paths. The paper has
+    C = 17; on a partial bench C is the number of subcategories present.
+    """
+    groups: dict[str, list[float]] = defaultdict(list)
+    for subcategory, score in records:
+        groups[resolve_subcategory(subcategory).code].append(score)
+    if not groups:
+        raise ValueError("subcategory mean of an empty set")
+    return math.fsum(pooled_mean(v) for v in groups.values()) / len(groups)
+
+
+def category_means(records: Iterable[tuple[str, float]]) -> dict[str, float]:
+    """Pooled mean within each ability category present (Table 1 columns AH, ER, MSA, MEA, DSLP)."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    for subcategory, score in records:
+        groups[resolve_subcategory(subcategory).category].append(score)
+    return {code: pooled_mean(groups[code]) for code in CATEGORIES if code in groups}
+
+
+def turn_kind_means(records: Iterable[tuple[str, float]]) -> dict[str, float]:
+    """Pooled means over single-turn and multi-turn subcategories (Table 1 columns Single and Multi)."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    for subcategory, score in records:
+        groups[resolve_subcategory(subcategory).kind].append(score)
+    return {kind: pooled_mean(values) for kind, values in groups.items()}
+
+
+def style_rate(styles: Iterable[float | None]) -> float:
+    """Style (Section 4.2): mean of the all-seven pass s(y) over successfully graded replies (None excluded)."""
+    return pooled_mean(s for s in styles if s is not None)
+
+
+def mean_length(replies: Iterable[str]) -> float:
+    """Mean counted reply length w(y) over replies with non-zero length (Table 1 column Len)."""
+    return pooled_mean(n for n in map(word_count, replies) if n > 0)
+
+
+class Table1Row(BaseModel):
+    """One row of Table 1, with the counts behind it. None marks a column with nothing to average."""
+
+    AH: float | None = None
+    ER: float | None = None
+    MSA: float | None = None
+    MEA: float | None = None
+    DSLP: float | None = None
+    Single: float | None = None
+    Multi: float | None = None
+    Mean: float | None = None
+    Human: float | None = None
+    RE: float | None = None
+    Style: float | None = None
+    Len: float | None = None
+    n_instances: int = 0
+    n_scored: int = 0
+    n_unscored: int = 0
+    n_failed_requests: int = 0
+    n_empty_replies: int = 0
+    n_style_graded: int = 0
+
+
+TABLE1_COLUMNS = ("AH", "ER", "MSA", "MEA", "DSLP", "Single", "Multi", "Mean", "Human", "RE", "Style", "Len")
+
+
+def _or_none(compute: Callable[..., float], *args: object) -> float | None:
+    try:
+        value = compute(*args)
+    except ValueError:  # empty set: the column has nothing to average
+        return None
+    return None if math.isnan(value) else value
+
+
+def table1_row(records: Sequence[ScoredReply]) -> Table1Row:
+    """The columns of the paper's Table 1 from per-instance records.
+
+    Every column but Human uses the synthetic instances; Human is the pooled mean over ``source == "human"``.
+    AH..DSLP, Single and Multi are pooled means; Mean is the Subcategory Mean of Eq. 2; RE is 1000 * sum r /
+    sum w over scored replies; Style counts an empty reply as 0 and skips replies whose grading failed; Len
+    averages w(y) over non-empty replies. Unscored records are counted, never averaged as 0.
+    """
+    synthetic = [r for r in records if r.source == "synthetic"]
+    scored = [(r.subcategory, r.score) for r in synthetic if r.score is not None]
+    human = [r.score for r in records if r.source == "human" and r.score is not None]
+    categories = category_means(scored)
+    kinds = turn_kind_means(scored)
+    with_reply = [r for r in synthetic if r.reply is not None]
+    scored_replies = [r for r in with_reply if r.score is not None]
+    styles = [0.0 if word_count(r.reply) == 0 else r.style for r in with_reply]
+    return Table1Row(
+        **{code: categories.get(code) for code in CATEGORIES},
+        Single=kinds.get("single"),
+        Multi=kinds.get("multi"),
+        Mean=_or_none(subcategory_mean, scored),
+        Human=_or_none(pooled_mean, human),
+        RE=_or_none(reply_efficiency, [r.score for r in scored_replies], [r.reply for r in scored_replies]),
+        Style=_or_none(style_rate, styles),
+        Len=_or_none(mean_length, [r.reply for r in with_reply]),
+        n_instances=len(records),
+        n_scored=sum(1 for r in records if r.score is not None),
+        n_unscored=sum(1 for r in records if r.score is None),
+        n_failed_requests=sum(1 for r in records if r.reply is None),
+        n_empty_replies=sum(1 for r in records if r.reply is not None and word_count(r.reply) == 0),
+        n_style_graded=sum(1 for s in styles if s is not None),
+    )
