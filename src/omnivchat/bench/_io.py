@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from omnivchat.bench._model import Instance, Turn
 from omnivchat.bench._taxonomy import resolve_subcategory
@@ -39,6 +39,11 @@ class BenchInfo(BaseModel):
     languages: dict[str, int] | None = None
     subcategories: dict[str, int] | None = None
 
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_as_text(cls, value: object) -> object:
+        return str(value) if isinstance(value, int | float) else value  # YAML reads `version: 2` as a number
+
 
 @dataclass
 class Bench:
@@ -63,14 +68,15 @@ def _format_loc(loc: tuple[Any, ...]) -> str:
     text = ""
     for part in loc:
         text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "(line)"
+    return text
 
 
 def _format_validation(prefix: str, err: ValidationError) -> list[str]:
     problems = []
     for item in err.errors():
         message = item["msg"].removeprefix("Value error, ")
-        problems.append(f"{prefix}: {_format_loc(item['loc'])}: {message}")
+        loc = _format_loc(item["loc"])
+        problems.append(f"{prefix}: {loc}: {message}" if loc else f"{prefix}: {message}")
     return problems
 
 

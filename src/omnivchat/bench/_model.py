@@ -120,9 +120,9 @@ class Instance(_Strict):
     def _turn_count_matches_kind(self) -> Instance:
         kind = resolve_subcategory(self.subcategory).kind
         if kind == "single" and len(self.turns) != 1:
-            raise ValueError(f"{self.subcategory} is single-turn but has {len(self.turns)} turns")
+            raise ValueError(f"turns: {self.subcategory} is single-turn but has {len(self.turns)} turns")
         if kind == "multi" and len(self.turns) < 2:
-            raise ValueError(f"{self.subcategory} is multi-turn but has only one turn")
+            raise ValueError(f"turns: {self.subcategory} is multi-turn but has only one turn")
         return self
 
     @property

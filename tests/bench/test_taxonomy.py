@@ -1,0 +1,47 @@
+"""The 5 categories, 6 groups and 17 subcategories (Section 3, Appendix D.4-D.5)."""
+
+import pytest
+
+from omnivchat.bench import CATEGORIES, GROUPS, MULTI_TURN_EXTENSIONS, SUBCATEGORIES, resolve_subcategory
+
+
+def test_counts_and_kinds():
+    assert list(CATEGORIES) == ["DSLP", "MEA", "MSA", "AH", "ER"]
+    assert set(GROUPS) == {"VCC", "VTT", "VDMC", "RC", "SDI", "IC"}
+    assert len(SUBCATEGORIES) == 17
+    multi = {code for code, s in SUBCATEGORIES.items() if s.kind == "multi"}
+    assert multi == {"MDCC", "MVMS", "MRR", "MIST", "MTIC"}
+    assert all(s.description and s.name for s in SUBCATEGORIES.values())
+
+
+def test_paths_follow_the_paper():
+    paths = {s.path for s in SUBCATEGORIES.values()}
+    for path in ("DSLP-VDMC-SVMR", "MEA-RC-MRR", "MSA-IC-STIC", "MSA-PLA", "AH-AOR", "AH-FGC", "ER", "DSLP-VTT-UPC"):
+        assert path in paths
+    for s in SUBCATEGORIES.values():
+        if s.group:
+            assert GROUPS[s.group].category == s.category
+
+
+def test_single_to_multi_pairs():
+    assert MULTI_TURN_EXTENSIONS == {
+        "MDCC": ("ICC",),
+        "MVMS": ("SVMR",),
+        "MRR": ("AR", "DR"),
+        "MIST": ("SPSD",),
+        "MTIC": ("STIC",),
+    }
+    for multi, singles in MULTI_TURN_EXTENSIONS.items():
+        assert SUBCATEGORIES[multi].kind == "multi"
+        assert all(SUBCATEGORIES[s].kind == "single" for s in singles)
+        assert {SUBCATEGORIES[s].group for s in singles} == {SUBCATEGORIES[multi].group}
+
+
+@pytest.mark.parametrize("name", ["SVMR", "svmr", "DSLP-VDMC-SVMR", " dslp-vdmc-svmr "])
+def test_resolve_codes_and_paths(name):
+    assert resolve_subcategory(name).code == "SVMR"
+
+
+def test_resolve_unknown():
+    with pytest.raises(KeyError, match="unknown subcategory 'DSLP-SVMR'"):
+        resolve_subcategory("DSLP-SVMR")
