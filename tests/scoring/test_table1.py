@@ -41,14 +41,14 @@ def test_table1_row_by_hand():
         ScoredReply(subcategory="UPC", source="human", score=0.25, reply="go on", style=0),
     ]
     row = table1_row(records)
-    assert row.DSLP == pytest.approx((1.0 + 0.5 + 0.25) / 3)
+    assert pytest.approx((1.0 + 0.5 + 0.25) / 3) == row.DSLP
     assert row.AH == 0.0
     assert row.ER is None and row.MEA is None and row.MSA is None  # nothing scored there: no number
     assert row.Single == pytest.approx(0.5)
     assert row.Multi == pytest.approx(0.25)
     assert row.Mean == pytest.approx((0.75 + 0.25 + 0.0) / 3)
     assert row.Human == pytest.approx(0.5)
-    assert row.RE == pytest.approx(1000 * 1.75 / 14)
+    assert pytest.approx(1000 * 1.75 / 14) == row.RE
     assert row.Style == pytest.approx(0.5)
     assert row.Len == pytest.approx((7 + 1 + 6 + 2) / 4)
     assert (row.n_instances, row.n_scored, row.n_unscored) == (8, 6, 2)
