@@ -2,15 +2,48 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 
 class MediaError(RuntimeError):
     """A media operation failed; the message names the file concerned."""
+
+
+# Flags that make an encode byte-identical from one run to the next on the same ffmpeg build: x264's output
+# depends on its thread count, and the muxers otherwise stamp version strings and metadata.
+DETERMINISTIC_ARGS: tuple[str, ...] = (
+    "-threads",
+    "1",
+    "-map_metadata",
+    "-1",
+    "-fflags",
+    "+bitexact",
+    "-flags:v",
+    "+bitexact",
+    "-flags:a",
+    "+bitexact",
+)
+# The one video and audio encoding every derived clip uses (H.264 + AAC in MP4, playable everywhere).
+VIDEO_ENCODE_ARGS: tuple[str, ...] = (
+    "-c:v",
+    "libx264",
+    "-preset",
+    "veryfast",
+    "-crf",
+    "23",
+    "-pix_fmt",
+    "yuv420p",
+)
+AUDIO_ENCODE_ARGS: tuple[str, ...] = ("-c:a", "aac", "-b:a", "96k")
+
+_calls_lock = threading.Lock()
+_calls = 0
 
 
 @functools.cache
@@ -30,12 +63,72 @@ def ffmpeg_exe() -> str:
     raise MediaError("ffmpeg not found: install imageio-ffmpeg or set IMAGEIO_FFMPEG_EXE")
 
 
+@functools.cache
+def encoder_version() -> str:
+    """The first line of ``ffmpeg -version`` (e.g. ``ffmpeg version n9.0.2-...``); part of every cache key.
+
+    Encoded bytes differ between ffmpeg builds, so a cached file is only reused under the same build.
+    """
+    exe = ffmpeg_exe()
+    proc = subprocess.run([exe, "-version"], capture_output=True, check=False)
+    first = proc.stdout.decode("utf-8", "replace").splitlines()[:1]
+    return first[0].strip() if first else f"unknown ffmpeg at {exe}"
+
+
+def ffmpeg_calls() -> int:
+    """How many ffmpeg processes this process has started through :func:`run_ffmpeg` / :func:`popen_ffmpeg`.
+
+    Tests use it to prove that a cache hit runs no encoder.
+    """
+    return _calls
+
+
+def _count() -> None:
+    global _calls
+    with _calls_lock:
+        _calls += 1
+
+
+def _base_cmd(args: list[str]) -> list[str]:
+    return [ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "error", "-y", *args]
+
+
+def _failure(subject: Path | str | None, code: int, stderr: bytes) -> MediaError:
+    tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+    where = f"{subject}: " if subject is not None else ""
+    return MediaError(f"{where}ffmpeg failed (exit {code}): {' | '.join(tail)}")
+
+
 def run_ffmpeg(args: list[str], *, subject: Path | str | None = None) -> subprocess.CompletedProcess[bytes]:
     """Run ffmpeg quietly with ``args``; raise MediaError naming ``subject`` with ffmpeg's last lines."""
-    cmd = [ffmpeg_exe(), "-hide_banner", "-nostdin", "-loglevel", "error", "-y", *args]
+    cmd = _base_cmd(args)
+    _count()
     proc = subprocess.run(cmd, capture_output=True, check=False)
     if proc.returncode != 0:
-        tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
-        where = f"{subject}: " if subject is not None else ""
-        raise MediaError(f"{where}ffmpeg failed (exit {proc.returncode}): {' | '.join(tail)}")
+        raise _failure(subject, proc.returncode, proc.stderr)
     return proc
+
+
+def popen_ffmpeg(args: list[str]) -> subprocess.Popen[bytes]:
+    """Start ffmpeg with a writable stdin (raw frames are streamed into it); stderr is captured.
+
+    Finish with :func:`finish_ffmpeg`, which closes stdin, waits and raises on failure.
+    """
+    _count()
+    return subprocess.Popen(
+        _base_cmd(args),  # -nostdin only turns off key handling; `-i pipe:0` still reads stdin
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
+def finish_ffmpeg(proc: subprocess.Popen[bytes], *, subject: Path | str | None = None) -> None:
+    """Close ``proc``'s stdin, wait for it, and raise MediaError naming ``subject`` if it failed."""
+    if proc.stdin is not None and not proc.stdin.closed:
+        with contextlib.suppress(BrokenPipeError):  # ffmpeg died early; its stderr says why
+            proc.stdin.close()
+    stderr = proc.stderr.read() if proc.stderr is not None else b""
+    code = proc.wait()
+    if code != 0:
+        raise _failure(subject, code, stderr)

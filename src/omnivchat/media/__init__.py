@@ -1,0 +1,127 @@
+"""omnivchat.media: ffmpeg-backed media operations and the offline procedural clip renderer.
+
+- ``probe(path)`` -> :class:`MediaInfo` (duration, streams, has_audio / has_video, size, fps, codecs, energy).
+- Derived clips, cached by source content + operation + parameters + ffmpeg build: ``trim``, ``strip_audio``,
+  ``mute_audio``, ``blank_video``, ``freeze_video``, ``export_audio``, ``fit_for_route``.
+- Decoding to numpy: ``extract_audio`` (mono float32; ``extract_audio_with_rate`` also returns the rate),
+  ``sample_frames``.
+- ``to_data_url``, ``content_hash``, ``resolve_media_path``, ``batch``.
+- ``render_clip(spec, out_path)``: a JSON scene spec -> MP4 (H.264 + AAC 44.1 kHz) with espeak-ng speech, plus
+  ``<stem>.spec.json`` and ``<stem>.timeline.json`` (word timings, object layout) next to it.
+
+Every failure about a file raises :class:`MediaError` naming that file. Names are imported lazily, so importing
+this package costs next to nothing. See docs/media.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from omnivchat.media._ffmpeg import MediaError, ffmpeg_exe
+
+if TYPE_CHECKING:
+    from omnivchat.media._cache import cache_dir, content_hash
+    from omnivchat.media._dataurl import mime_type, to_data_url
+    from omnivchat.media._decode import (
+        FrameSample,
+        extract_audio,
+        extract_audio_with_rate,
+        sample_frames,
+        sample_times,
+    )
+    from omnivchat.media._ops import (
+        MediaLimits,
+        blank_video,
+        export_audio,
+        fit_for_route,
+        freeze_video,
+        mute_audio,
+        strip_audio,
+        trim,
+    )
+    from omnivchat.media._paths import BatchItem, batch, resolve_media_path
+    from omnivchat.media._probe import MediaInfo, StreamInfo, probe
+    from omnivchat.media._render import RenderedClip, load_timeline, render_clip, sidecar_paths
+    from omnivchat.media._spec import SceneSpec, image_side, user_side
+
+_LAZY: dict[str, str] = {
+    "cache_dir": "_cache",
+    "content_hash": "_cache",
+    "mime_type": "_dataurl",
+    "to_data_url": "_dataurl",
+    "FrameSample": "_decode",
+    "extract_audio": "_decode",
+    "extract_audio_with_rate": "_decode",
+    "sample_frames": "_decode",
+    "sample_times": "_decode",
+    "MediaLimits": "_ops",
+    "blank_video": "_ops",
+    "export_audio": "_ops",
+    "fit_for_route": "_ops",
+    "freeze_video": "_ops",
+    "mute_audio": "_ops",
+    "strip_audio": "_ops",
+    "trim": "_ops",
+    "BatchItem": "_paths",
+    "batch": "_paths",
+    "resolve_media_path": "_paths",
+    "MediaInfo": "_probe",
+    "StreamInfo": "_probe",
+    "probe": "_probe",
+    "RenderedClip": "_render",
+    "load_timeline": "_render",
+    "render_clip": "_render",
+    "sidecar_paths": "_render",
+    "SceneSpec": "_spec",
+    "image_side": "_spec",
+    "user_side": "_spec",
+}
+
+__all__ = [
+    "BatchItem",
+    "FrameSample",
+    "MediaError",
+    "MediaInfo",
+    "MediaLimits",
+    "RenderedClip",
+    "SceneSpec",
+    "StreamInfo",
+    "batch",
+    "blank_video",
+    "cache_dir",
+    "content_hash",
+    "export_audio",
+    "extract_audio",
+    "extract_audio_with_rate",
+    "ffmpeg_exe",
+    "fit_for_route",
+    "freeze_video",
+    "image_side",
+    "load_timeline",
+    "mime_type",
+    "mute_audio",
+    "probe",
+    "render_clip",
+    "resolve_media_path",
+    "sample_frames",
+    "sample_times",
+    "sidecar_paths",
+    "strip_audio",
+    "to_data_url",
+    "trim",
+    "user_side",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'omnivchat.media' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"omnivchat.media.{module}"), name)
+    globals()[name] = value  # later look-ups skip this hook
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
