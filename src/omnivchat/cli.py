@@ -110,3 +110,15 @@ def score(
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps({"bench": loaded.info.name, **values}, indent=2) + "\n", encoding="utf-8")
         console.print(f"wrote {output}")
+
+
+def _register() -> None:
+    """Sub-commands that live beside their packages; each imports its heavy parts only when it runs."""
+    from omnivchat._cli_runs import eval_command, export_command, runs_app
+
+    app.command("eval")(eval_command)
+    app.command("export")(export_command)
+    app.add_typer(runs_app, name="runs")
+
+
+_register()

@@ -1,0 +1,155 @@
+"""Per-model request defaults (route, thinking, media input, modalities, audio delivery, limits).
+
+Facts from ../shared/reference/model-routes.md and the SocialOmni hosted runner. Resolution order: the first
+matching pattern of the built-in table, then a user file (same patterns), then explicit overrides (CLI flags).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from omnivchat.media import MediaLimits
+
+DASHSCOPE = "https://dashscope.aliyuncs.com/compatible-mode/v1"
+GEMINI_OPENAI = "https://generativelanguage.googleapis.com/v1beta/openai"
+MB = 1024 * 1024
+PROVIDER_DEFAULT = "default"
+
+
+class RouteSettings(BaseModel):
+    """Everything that decides how a request is built and sent; recorded whole in each run manifest."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    route: Literal["openai", "gemini", "sim"] = "openai"
+    base_url: str | None = Field(default=None, description="Server URL up to /v1; /chat/completions is appended.")
+    api_key_env: str | None = Field(default=None, description="Environment variable holding the key.")
+    thinking: bool | None = Field(default=None, description="enable_thinking; None leaves the provider default.")
+    reasoning_effort: str | None = None
+    media_input: Literal["video_url", "file", "frames", "none"] = Field(
+        default="video_url",
+        description="video_url or file: the whole MP4 as a data URL; frames: JPEG frames (+ input_audio); "
+        "none: a text-only model (a request with a clip fails).",
+    )
+    include_modalities: bool = Field(default=True, description='Send modalities=["text"].')
+    audio_delivery: Literal["in_video", "input_audio", "none"] = Field(
+        default="in_video",
+        description="in_video: the clip's own track; input_audio: also a separate 16 kHz mono WAV part "
+        "(vLLM serve cannot read audio inside video); none: audio is not delivered, and runs say so.",
+    )
+    audio_sample_rate: int = 16000
+    limits: MediaLimits = MediaLimits()
+    frames_fps: float = 2.0
+    max_frames: int = 16
+    stream: bool = True
+    timeout_s: float = Field(default=600.0, gt=0)
+    max_concurrency: int = Field(default=8, gt=0)
+    extra_body: dict[str, Any] = Field(default_factory=dict, description="Extra fields merged into the payload.")
+
+
+_QWEN_OMNI_HOSTED = {
+    "base_url": DASHSCOPE,
+    "api_key_env": "DASHSCOPE_API_KEY",
+    "thinking": False,
+    "media_input": "video_url",
+    "include_modalities": True,
+    "limits": {"max_duration_s": 150.0, "max_bytes": 256 * MB},
+}
+_VLLM_OMNI = {
+    "api_key_env": None,
+    "media_input": "video_url",
+    "include_modalities": False,
+    "audio_delivery": "input_audio",
+}
+_GEMINI_OPENAI = {
+    "base_url": GEMINI_OPENAI,
+    "api_key_env": "GEMINI_API_KEY",
+    "media_input": "file",
+    "include_modalities": False,
+    "limits": {"max_bytes": 100 * MB},
+}
+
+# (pattern, settings), first match wins; patterns are fnmatch-style and case-sensitive.
+DEFAULTS: list[tuple[str, dict[str, Any]]] = [
+    ("sim:*", {"route": "sim", "max_concurrency": 64}),
+    ("gemini:*", {"route": "gemini", "api_key_env": "GEMINI_API_KEY", "limits": {"max_bytes": 100 * MB}}),
+    (
+        "qwen-omni-turbo*",
+        {**_QWEN_OMNI_HOSTED, "thinking": None, "limits": {"max_duration_s": 40.0, "max_bytes": 150 * MB}},
+    ),
+    (
+        "dashscope/qwen-omni-turbo*",
+        {**_QWEN_OMNI_HOSTED, "thinking": None, "limits": {"max_duration_s": 40.0, "max_bytes": 150 * MB}},
+    ),
+    ("qwen*-omni-*", _QWEN_OMNI_HOSTED),
+    ("dashscope/qwen*-omni-*", _QWEN_OMNI_HOSTED),
+    ("Qwen/Qwen*-Omni-*", _VLLM_OMNI),
+    ("gemini-*", _GEMINI_OPENAI),
+    ("*", {}),
+]
+
+
+class SettingsError(ValueError):
+    """A user defaults file or override is invalid; the message names the file or option."""
+
+
+def _load_user_file(path: Path) -> dict[str, dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise SettingsError(f"{path}: cannot read ({err.strerror})") from None
+    try:
+        if path.suffix == ".toml":
+            data = tomllib.loads(text)
+        elif path.suffix == ".json":
+            data = json.loads(text)
+        else:
+            data = yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as err:
+        raise SettingsError(f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'} ({err})") from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise SettingsError(f"{path}: expected a mapping of model patterns to settings")
+    return data
+
+
+def _merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def resolve_settings(
+    model_id: str, *, user_file: str | Path | None = None, overrides: dict[str, Any] | None = None
+) -> RouteSettings:
+    """Settings for ``model_id``: built-in table, then the user file's first matching pattern, then overrides.
+
+    Overrides whose value is None are ignored (an unset CLI flag); the value PROVIDER_DEFAULT sets a field back
+    to None (for example ``--thinking default``: leave enable_thinking out of the request).
+    """
+    settings: dict[str, Any] = next(dict(s) for pattern, s in DEFAULTS if fnmatch.fnmatchcase(model_id, pattern))
+    source = "built-in defaults"
+    if user_file is not None:
+        path = Path(user_file)
+        for pattern, values in _load_user_file(path).items():
+            if fnmatch.fnmatchcase(model_id, pattern):
+                settings = _merge(settings, values)
+                source = f"{path} [{pattern}]"
+                break
+    given = {k: (None if v == PROVIDER_DEFAULT else v) for k, v in (overrides or {}).items() if v is not None}
+    settings = _merge(settings, given)
+    try:
+        return RouteSettings.model_validate(settings)
+    except ValidationError as err:
+        details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
+        raise SettingsError(f"settings for {model_id} ({source} and overrides): {details}") from None

@@ -1,0 +1,264 @@
+"""The route for every server speaking OpenAI chat completions: DashScope, vLLM, SGLang, llama.cpp, Gemini's
+compatible endpoint. A lean aiohttp client with its own SSE parsing (chosen by measurement: see the routes issue).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+from omnivchat._canonical import sha256_json
+from omnivchat.routes._base import Prepared
+from omnivchat.routes._credentials import Secret, redact
+from omnivchat.routes._defaults import RouteSettings
+from omnivchat.routes._media_parts import MediaStore, clip_parts
+from omnivchat.routes._sse import SSEParser
+from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError
+
+
+class ConfigError(ValueError):
+    """The route is misconfigured (a URL with credentials, no base URL...)."""
+
+
+def _check_base_url(base_url: str | None, model_id: str) -> str:
+    if not base_url:
+        raise ConfigError(f"no base URL for {model_id}: pass --base-url (e.g. http://127.0.0.1:8000/v1)")
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"base URL must be http(s)://host/...; got scheme {parts.scheme!r}")
+    if parts.username or parts.password:
+        raise ConfigError("base URL must not embed credentials; use --key-file/--key-field or the environment")
+    return base_url
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Retry-After as seconds: a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, when.timestamp() - time.time())
+
+
+def _status_kind(status: int) -> str:
+    if status == 429:
+        return "rate_limited"
+    if status == 408:
+        return "request_timeout"
+    if status >= 500:
+        return "server_error"
+    return "http_error"
+
+
+class OpenAIRoute:
+    """An OpenAI-compatible chat-completions endpoint; one aiohttp session per route."""
+
+    def __init__(self, model_id: str, settings: RouteSettings, api_key: Secret | None = None) -> None:
+        self.model_id = model_id
+        self.settings = settings
+        self._base_url = _check_base_url(settings.base_url, model_id)
+        self._api_key = api_key
+        self._session: Any = None
+
+    @property
+    def endpoint(self) -> str:
+        parts = urlsplit(self._base_url)
+        return f"{parts.scheme}://{parts.hostname}{parts.path.rstrip('/')}/chat/completions"
+
+    @property
+    def _url(self) -> str:
+        parts = urlsplit(self._base_url)
+        query = f"?{parts.query}" if parts.query else ""
+        return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}/chat/completions{query}"
+
+    # ------------------------------------------------------------------------------------------ building
+
+    def prepare(self, request: ChatRequest) -> Prepared:
+        """Fit and describe the media, build the payload with placeholders, and hash it with the endpoint."""
+        store = MediaStore()
+        messages: list[dict[str, Any]] = []
+        if request.system_prompt:
+            messages.append({"role": "system", "content": request.system_prompt})
+        for turn in request.history:
+            parts = clip_parts(turn.clip, self.settings, store)[0] if turn.clip is not None else []
+            if turn.text:
+                parts.append({"type": "text", "text": turn.text})
+            messages.append({"role": "user", "content": parts})
+            messages.append({"role": "assistant", "content": turn.reply})
+        delivered = Delivered()
+        final: list[dict[str, Any]] = []
+        if request.clip is not None:
+            final, delivered = clip_parts(request.clip, self.settings, store)
+        if request.text:
+            final.append({"type": "text", "text": request.text})
+        if not final:
+            raise RouteError("unsupported", f"item {request.item_id}: a request needs a clip or a text part")
+        text_only = all(part["type"] == "text" for part in final) and not request.history
+        # A text-only request is sent as a plain string: every server, llama.cpp included, reads that.
+        messages.append({"role": "user", "content": request.text if text_only else final})
+        payload = self._payload(messages, request)
+        key = sha256_json({"endpoint": self.endpoint, "payload": payload})
+        return Prepared(key=key, request=request, description=payload, media=store, delivered=delivered)
+
+    def _payload(self, messages: list[dict[str, Any]], request: ChatRequest) -> dict[str, Any]:
+        s = self.settings
+        payload: dict[str, Any] = {"model": self.model_id, "messages": messages, "stream": s.stream}
+        if s.stream:
+            payload["stream_options"] = {"include_usage": True}
+        payload.update(request.sampling.model_dump(exclude_none=True))
+        if s.include_modalities:
+            payload["modalities"] = ["text"]
+        if s.thinking is not None:
+            payload["enable_thinking"] = s.thinking
+        if s.reasoning_effort is not None:
+            payload["reasoning_effort"] = s.reasoning_effort
+        if request.response_format is not None:
+            payload["response_format"] = request.response_format
+        payload.update(s.extra_body)
+        return payload
+
+    # ------------------------------------------------------------------------------------------- sending
+
+    async def _get_session(self) -> Any:
+        if self._session is None:
+            import aiohttp
+
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(connector=connector, trust_env=False)
+        return self._session
+
+    async def send(self, prepared: Prepared) -> ChatResponse:
+        """One attempt. Returns only a completed answer (finish reason `stop`); raises RouteError otherwise."""
+        import aiohttp
+
+        session = await self._get_session()
+        body = json.dumps(prepared.media.materialize(prepared.description), ensure_ascii=False).encode("utf-8")
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream, application/json"}
+        if self._api_key is not None:
+            headers["Authorization"] = f"Bearer {self._api_key.reveal()}"
+        started = time.perf_counter()
+        timeout = aiohttp.ClientTimeout(total=self.settings.timeout_s)
+        try:
+            async with session.post(self._url, data=body, headers=headers, timeout=timeout) as response:
+                if response.status != 200:
+                    raise await self._http_error(response)
+                if self.settings.stream:
+                    result = await self._read_stream(response, prepared.request)
+                else:
+                    result = await self._read_json(response, prepared.request)
+        except RouteError:
+            raise
+        except TimeoutError:
+            raise RouteError("timeout", f"no complete answer within {self.settings.timeout_s:g} s") from None
+        except aiohttp.ClientPayloadError as err:
+            raise RouteError("stream_cut", redact(f"connection closed mid-answer ({err})", self._api_key)) from None
+        except (aiohttp.ClientError, OSError) as err:
+            raise RouteError("connection", redact(f"{type(err).__name__}: {err}", self._api_key)) from None
+        result.latency_s = time.perf_counter() - started
+        result.delivered = prepared.delivered
+        return result
+
+    async def _http_error(self, response: Any) -> RouteError:
+        # Keep the provider's short error message only, never the body: it can echo request content.
+        message = ""
+        try:
+            data = json.loads(await response.read())
+            error = data.get("error") if isinstance(data, dict) else None
+            message = (error.get("message") if isinstance(error, dict) else str(error or "")) or ""
+        except (ValueError, UnicodeDecodeError):
+            pass
+        message = redact(message[:300], self._api_key)
+        return RouteError(
+            _status_kind(response.status),  # type: ignore[arg-type]
+            f"HTTP {response.status}" + (f": {message}" if message else ""),
+            http_status=response.status,
+            retry_after=_retry_after(response.headers.get("Retry-After")),
+        )
+
+    async def _read_stream(self, response: Any, request: ChatRequest) -> ChatResponse:
+        parser = SSEParser()
+        text: list[str] = []
+        reasoning: list[str] = []
+        finish: str | None = None
+        usage: dict[str, Any] = {}
+        model: str | None = None
+        done = False
+        async for chunk in response.content.iter_any():
+            for data in parser.feed(chunk):
+                if data.strip() == "[DONE]":
+                    done = True
+                    continue
+                try:
+                    event = json.loads(data)
+                except ValueError:
+                    raise RouteError("malformed", f"stream chunk is not JSON: {data[:80]!r}") from None
+                if not isinstance(event, dict):
+                    raise RouteError("malformed", f"stream chunk is not an object: {data[:80]!r}")
+                if "error" in event:
+                    raise RouteError(
+                        "stream_error", redact(f"error in stream: {str(event['error'])[:300]}", self._api_key)
+                    )
+                model = event.get("model") or model
+                if isinstance(event.get("usage"), dict):
+                    usage = event["usage"]
+                for choice in event.get("choices") or []:
+                    delta = choice.get("delta") or {}
+                    if delta.get("content"):
+                        text.append(delta["content"])
+                    thought = delta.get("reasoning_content") or delta.get("reasoning")
+                    if thought:
+                        reasoning.append(thought)
+                    finish = choice.get("finish_reason") or finish
+        if not done:
+            raise RouteError("stream_cut", "the stream ended before [DONE]", partial_text="".join(text))
+        return self._complete("".join(text), "".join(reasoning), finish, usage, model, response.status, request)
+
+    async def _read_json(self, response: Any, request: ChatRequest) -> ChatResponse:
+        try:
+            data = json.loads(await response.read())
+            choice = data["choices"][0]
+            message = choice.get("message") or {}
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            raise RouteError("malformed", "response is not a chat.completion object") from None
+        return self._complete(
+            message.get("content") or "",
+            message.get("reasoning_content") or message.get("reasoning") or "",
+            choice.get("finish_reason"),
+            data.get("usage") or {},
+            data.get("model"),
+            response.status,
+            request,
+        )
+
+    @staticmethod
+    def _complete(
+        text: str,
+        reasoning: str,
+        finish: str | None,
+        usage: dict[str, Any],
+        model: str | None,
+        status: int,
+        request: ChatRequest,
+    ) -> ChatResponse:
+        if finish == "length":
+            raise RouteError("length", "the reply was cut at max_tokens (finish reason `length`)", partial_text=text)
+        if finish != "stop":
+            raise RouteError("bad_finish", f"finish reason {finish!r}, not 'stop'", partial_text=text)
+        if request.require_text and not text.strip():
+            raise RouteError("empty", "empty reply where text is required")
+        return ChatResponse(
+            text=text, reasoning=reasoning, finish_reason=finish, usage=usage, http_status=status, model=model
+        )
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None

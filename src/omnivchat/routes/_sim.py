@@ -1,0 +1,156 @@
+"""Simulated omni models, for checking the harness (never a result about a real model).
+
+A simulated model looks at the media it actually receives (is the audio audible? is the video more than black
+frames?) and at the instance's ``requires``; it answers with the reference reply when its skills let it, and
+with a generic non-answer otherwise. Skills are probabilities, drawn deterministically per item and seed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from pathlib import Path
+from urllib.parse import parse_qsl
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from omnivchat._canonical import sha256_json
+from omnivchat.routes._base import Prepared
+from omnivchat.routes._defaults import RouteSettings
+from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError
+
+
+class SimSkills(BaseModel):
+    """Per-stream competence in [0, 1]: video, audio, fusion (both needed at once), text (reads a typed text
+    part), prior (answers with no evidence at all); plus a seed and a fixed latency in seconds."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    video: float = Field(1.0, ge=0, le=1)
+    audio: float = Field(1.0, ge=0, le=1)
+    fusion: float = Field(1.0, ge=0, le=1)
+    text: float = Field(0.0, ge=0, le=1)
+    prior: float = Field(0.0, ge=0, le=1)
+    seed: int = 0
+    latency: float = Field(0.0, ge=0)
+
+
+PROFILES: dict[str, dict[str, float]] = {
+    "healthy": {},
+    "video-blind": {"video": 0.0},
+    "audio-blind": {"audio": 0.0},
+    "no-fusion": {"fusion": 0.0},
+    "prior-only": {"video": 0.0, "audio": 0.0, "fusion": 0.0, "text": 1.0},
+    "custom": {},
+}
+
+GENERIC_REPLIES = {
+    "en": "Sorry, I can't quite make that out from here. Could you tell me a bit more?",
+    "zh": "抱歉，我这边不太确定你说的是什么，能再说一下吗？",
+}
+
+
+def parse_sim_id(model_id: str) -> tuple[str, SimSkills]:
+    """``sim:NAME`` or ``sim:NAME?video=0.5&seed=3`` -> (profile name, skills)."""
+    spec = model_id.removeprefix("sim:")
+    name, _, query = spec.partition("?")
+    if name not in PROFILES:
+        raise ValueError(f"unknown simulated model {name!r}; choose from {', '.join(PROFILES)}")
+    params: dict[str, float] = dict(PROFILES[name])
+    for key, value in parse_qsl(query, strict_parsing=bool(query)):
+        try:
+            params[key] = float(value)
+        except ValueError:
+            raise ValueError(f"{model_id}: {key}={value!r} is not a number") from None
+    return name, SimSkills(**params)
+
+
+def _roll(seed: int, item_id: str, channel: str) -> float:
+    digest = hashlib.sha256(f"{seed}:{item_id}:{channel}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def perceive(clip: Path | None) -> tuple[bool, bool, str | None]:
+    """(visible video, audible audio, clip sha256) as received: black frames and silence count as absent."""
+    if clip is None:
+        return False, False, None
+    from omnivchat import media
+
+    try:
+        info = media.probe(clip)
+        visible = False
+        if info.has_video:
+            frames = media.sample_frames(clip, fps=1.0, max_frames=4)
+            visible = any(int(f.array.max()) > 24 for f in frames)
+        return visible, info.has_audio and not info.is_silent, media.content_hash(clip)
+    except media.MediaError as err:
+        raise RouteError("media", str(err)) from None
+
+
+class SimRoute:
+    """A simulated model; its endpoint is ``sim://NAME`` and it never touches the network."""
+
+    def __init__(self, model_id: str, settings: RouteSettings) -> None:
+        self.model_id = model_id
+        self.settings = settings
+        self.profile, self.skills = parse_sim_id(model_id)
+
+    @property
+    def endpoint(self) -> str:
+        return f"sim://{self.profile}"
+
+    def prepare(self, request: ChatRequest) -> Prepared:
+        visible, audible, clip_hash = perceive(request.clip)
+        history = [perceive(turn.clip)[2] for turn in request.history]
+        description = {
+            "model": self.model_id,
+            "skills": self.skills.model_dump(),
+            "system": request.system_prompt,
+            "history": history,
+            "clip": clip_hash,
+            "text": request.text,
+            "oracle": request.oracle.model_dump() if request.oracle else None,
+        }
+        key = sha256_json({"endpoint": self.endpoint, "payload": description})
+        delivered = Delivered(video=visible, audio=audible)
+        return Prepared(key=key, request=request, description=description, delivered=delivered)
+
+    def decide(self, prepared: Prepared) -> bool:
+        """Whether this model answers the item correctly, given what it received."""
+        request, skills = prepared.request, self.skills
+        oracle = request.oracle
+        needs = set(oracle.requires or ()) if oracle else set()
+        needs = needs or {"video", "audio"}  # unknown: both, on purpose (it keeps the fusion gain honest)
+        item = request.item_id
+        sees = prepared.delivered.video and _roll(skills.seed, item, "video") < skills.video
+        hears = prepared.delivered.audio and _roll(skills.seed, item, "audio") < skills.audio
+        if needs >= {"video", "audio"}:
+            correct = sees and hears and _roll(skills.seed, item, "fusion") < skills.fusion
+        else:
+            correct = sees if "video" in needs else hears
+        reads = bool(request.text) and _roll(skills.seed, item, "text") < skills.text
+        return correct or reads or _roll(skills.seed, item, "prior") < skills.prior
+
+    async def send(self, prepared: Prepared) -> ChatResponse:
+        started = time.perf_counter()
+        if self.skills.latency:
+            await asyncio.sleep(self.skills.latency)
+        oracle = prepared.request.oracle
+        if oracle is None:
+            raise RouteError("unsupported", "a simulated model needs the instance (oracle) to answer")
+        if self.decide(prepared):
+            text = oracle.reference
+        else:
+            text = oracle.wrong_reply or GENERIC_REPLIES.get(oracle.language[:2], GENERIC_REPLIES["en"])
+        return ChatResponse(
+            text=text,
+            finish_reason="stop",
+            usage={"prompt_tokens": 0, "completion_tokens": len(text.split()), "total_tokens": len(text.split())},
+            latency_s=time.perf_counter() - started,
+            model=self.model_id,
+            delivered=prepared.delivered,
+        )
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,124 @@
+"""What a route is asked and what it answers: one request and one response shape for every model route."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ErrorKind = Literal[
+    "rate_limited",  # HTTP 429
+    "server_error",  # HTTP 5xx
+    "request_timeout",  # HTTP 408
+    "http_error",  # any other HTTP status: not retried
+    "timeout",  # no answer in time
+    "connection",  # could not connect, or the connection dropped
+    "stream_cut",  # the stream ended before [DONE]
+    "malformed",  # a chunk or body that is not the protocol
+    "stream_error",  # the server reported an error inside the stream
+    "length",  # finish reason `length`: the reply was cut by max_tokens
+    "bad_finish",  # any other finish reason but `stop`
+    "empty",  # empty text where text is required (judges)
+    "media",  # a clip could not be read or fitted: the item fails, others go on
+    "unsupported",  # the route cannot deliver what the request holds
+]
+
+RETRYABLE: frozenset[str] = frozenset(
+    {"rate_limited", "server_error", "request_timeout", "timeout", "connection", "stream_cut", "malformed"}
+)
+
+
+class RouteError(Exception):
+    """One failed attempt. ``kind`` says what failed; ``retryable`` whether trying again can help."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        http_status: int | None = None,
+        retry_after: float | None = None,
+        partial_text: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.http_status = http_status
+        self.retry_after = retry_after
+        self.partial_text = partial_text
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in RETRYABLE
+
+
+class Sampling(BaseModel):
+    """Decoding settings sent with a request; None leaves a field out (the provider's default)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = Field(default=None, gt=0)
+    seed: int | None = None
+
+
+class HistoryTurn(BaseModel):
+    """An earlier turn of a multi-turn dialogue: the user's clip and the reference reply given as history."""
+
+    model_config = ConfigDict(frozen=True)
+
+    clip: Path | None
+    reply: str
+    text: str | None = None
+
+
+class SimOracle(BaseModel):
+    """What a *simulated* model may know about an instance. Real routes never read or send it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    reference: str
+    language: str = "en"
+    requires: tuple[str, ...] | None = None
+    wrong_reply: str | None = None
+
+
+class ChatRequest(BaseModel):
+    """One request: system prompt, history, the final clip (None: no media at all) and an optional text part."""
+
+    model_config = ConfigDict(frozen=True)
+
+    item_id: str = ""
+    system_prompt: str | None = None
+    history: tuple[HistoryTurn, ...] = ()
+    clip: Path | None = None
+    text: str | None = None
+    sampling: Sampling = Sampling()
+    require_text: bool = Field(default=False, description="Empty text is a failure (judges), not an empty answer.")
+    response_format: dict[str, Any] | None = Field(default=None, description="e.g. a JSON schema, for judges.")
+    oracle: SimOracle | None = None
+
+
+class Delivered(BaseModel):
+    """Which streams of the final clip actually reached the model."""
+
+    model_config = ConfigDict(frozen=True)
+
+    video: bool = False
+    audio: bool = False
+    dropped: tuple[str, ...] = Field(default=(), description="Streams the clip had that the route did not deliver.")
+
+
+class ChatResponse(BaseModel):
+    """A completed answer (finish reason `stop`)."""
+
+    text: str
+    reasoning: str = ""
+    finish_reason: str = "stop"
+    usage: dict[str, Any] = Field(default_factory=dict)
+    latency_s: float = 0.0
+    http_status: int | None = None
+    model: str | None = Field(default=None, description="The model name the server reported.")
+    delivered: Delivered = Delivered()

@@ -1,0 +1,140 @@
+"""Run manifests: the identity of a run (bench, clips, prompts, model, route settings, condition, code).
+
+Resuming needs the very same identity; anything else stops with a list of what changed. Settings that change
+no result (concurrency, --limit) are not part of it: they are logged per invocation instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import omnivchat
+from omnivchat._canonical import sha256_json, sha256_text
+from omnivchat.bench import Bench, Instance
+from omnivchat.routes import Route
+
+PROTOCOL = "omnivchat-run-v1"
+MANIFEST_FILE = "manifest.json"
+# The code that decides what is sent and how it is stored; a change to it needs a new run directory.
+_HASHED_PACKAGES = ("bench", "media", "routes", "runs", "prompts")
+
+
+class ManifestMismatch(RuntimeError):
+    """The run directory belongs to a different run; the message lists what changed."""
+
+
+@cache
+def source_hash() -> str:
+    """sha256 over the sources that shape requests and results (bench, media, routes, runs, prompts)."""
+    root = Path(omnivchat.__file__).parent
+    digest = hashlib.sha256()
+    files = [root / "_canonical.py"]
+    for package in _HASHED_PACKAGES:
+        files += sorted(p for p in (root / package).rglob("*") if p.suffix in (".py", ".txt") and p.is_file())
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def bench_identity(bench: Bench, instances: list[Instance]) -> dict[str, Any]:
+    """Hashes of the instances used and of every clip they reference."""
+    clips: dict[str, str] = {}
+    for instance in instances:
+        for turn in instance.turns:
+            if turn.video not in clips:
+                path = bench.media_path(turn)
+                clips[turn.video] = file_sha256(path) if path.is_file() else "missing"
+    rows = [json.loads(i.model_dump_json()) for i in instances]
+    return {
+        "name": bench.info.name,
+        "version": bench.info.version,
+        "instances_sha256": sha256_json(rows),
+        "n_instances": len(instances),
+        "clips": clips,
+    }
+
+
+def route_identity(route: Route) -> dict[str, Any]:
+    """Route kind, endpoint (no port, query or key) and every resolved setting but the base URL."""
+    settings = route.settings.model_dump(mode="json", exclude={"base_url"})
+    return {"model": route.model_id, "kind": route.settings.route, "endpoint": route.endpoint, "settings": settings}
+
+
+def build_manifest(
+    *,
+    bench: Bench,
+    instances: list[Instance],
+    route: Route,
+    system_prompt: str,
+    system_prompt_label: str,
+    sampling: dict[str, Any],
+    condition: str,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "protocol": PROTOCOL,
+        "bench": bench_identity(bench, instances),
+        "prompts": {"system": {"sha256": sha256_text(system_prompt), "source": system_prompt_label}},
+        "route": route_identity(route),
+        "sampling": sampling,
+        "condition": condition,
+        "simulated": route.settings.route == "sim",
+        "package": {"version": omnivchat.__version__, "source_sha256": source_hash()},
+        **(extra or {}),
+    }
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, inner in value.items():
+            out.update(_flatten(inner, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: value}
+
+
+def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """Human-readable differences between two manifests, one line per changed, added or removed field."""
+    a, b = _flatten(old), _flatten(new)
+    lines = []
+    for key in sorted(set(a) | set(b)):
+        if key not in a:
+            lines.append(f"{key}: added")
+        elif key not in b:
+            lines.append(f"{key}: removed")
+        elif a[key] != b[key]:
+            lines.append(f"{key}: {json.dumps(a[key])[:60]} -> {json.dumps(b[key])[:60]}")
+    return lines
+
+
+def write_or_check_manifest(run_dir: Path, manifest: dict[str, Any]) -> bool:
+    """Write the manifest of a new run, or check it equals the stored one. Returns True when resuming."""
+    path = run_dir / MANIFEST_FILE
+    if path.is_file():
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        changed = differences(stored, manifest)
+        if changed:
+            listing = "\n".join(f"  - {line}" for line in changed[:12])
+            more = f"\n  ... and {len(changed) - 12} more" if len(changed) > 12 else ""
+            raise ManifestMismatch(
+                f"{run_dir} holds a different run; what changed:\n{listing}{more}\n"
+                "Use a new output directory for a run with these inputs."
+            )
+        return True
+    run_dir.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return False

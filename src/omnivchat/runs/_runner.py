@@ -1,0 +1,242 @@
+"""The async runner: every bench item through one route, resumable, with retries and a progress bar."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from omnivchat.bench import Bench, Instance
+from omnivchat.routes import ChatRequest, HistoryTurn, Prepared, Route, RouteError, Sampling, SimOracle
+from omnivchat.runs._limiter import AdaptiveLimiter, backoff_delay
+from omnivchat.runs._manifest import build_manifest, write_or_check_manifest
+from omnivchat.runs._store import RunStore
+
+STORE_FILE = "store.sqlite"
+CANDIDATE = "candidate"
+
+
+@dataclass
+class RunSummary:
+    """What one invocation did."""
+
+    run_dir: Path
+    total: int
+    done: int = 0
+    failed: int = 0
+    reused: int = 0
+    attempts: int = 0
+    resumed: bool = False
+    failures: dict[str, int] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+
+    @property
+    def complete(self) -> bool:
+        return self.done == self.total
+
+
+@dataclass
+class RetryPolicy:
+    max_attempts: int = 4
+    backoff_base: float = 1.0
+    backoff_cap: float = 30.0
+
+
+def build_request(
+    bench: Bench,
+    instance: Instance,
+    *,
+    system_prompt: str | None,
+    sampling: Sampling,
+    simulated: bool,
+    clip_override: Path | None = None,
+) -> ChatRequest:
+    """The request for one instance: earlier turns with their reference replies as history, then the final clip."""
+    *earlier, final = instance.turns
+    history = tuple(HistoryTurn(clip=bench.media_path(t), reply=t.reply or "", text=t.text) for t in earlier)
+    oracle = None
+    if simulated:  # only a simulated model is told the answer; real routes never see this field
+        oracle = SimOracle(
+            reference=instance.reference,
+            language=instance.language,
+            requires=tuple(instance.requires) if instance.requires else None,
+        )
+    return ChatRequest(
+        item_id=instance.id,
+        system_prompt=system_prompt,
+        history=history,
+        clip=clip_override if clip_override is not None else bench.media_path(final),
+        text=final.text,
+        sampling=sampling,
+        oracle=oracle,
+    )
+
+
+class Runner:
+    """Sends prepared requests through a route with bounded, adaptive concurrency and bounded retries,
+    recording every attempt in the store and reusing completed results."""
+
+    def __init__(self, route: Route, store: RunStore, *, concurrency: int, retry: RetryPolicy, kind: str) -> None:
+        self.route = route
+        self.store = store
+        self.kind = kind
+        self.retry = retry
+        self.limiter = AdaptiveLimiter(concurrency)
+        # Media preparation runs ffmpeg and hashing in threads: bound it separately from network concurrency.
+        self.prepare_slots = asyncio.Semaphore(max(2, min(concurrency, 8)))
+
+    async def prepare(self, request: ChatRequest) -> Prepared:
+        async with self.prepare_slots:
+            return await asyncio.to_thread(self.route.prepare, request)
+
+    async def run_item(self, request: ChatRequest, summary: RunSummary, meta: dict[str, Any] | None = None) -> None:
+        """Complete one item: reuse a stored result, or send until done, a final failure or no attempts left."""
+        try:
+            prepared = await self.prepare(request)
+        except RouteError as err:
+            self.store.set_item(request.item_id, self.kind, None, err, meta)
+            self._failed(summary, err)
+            return
+        key = prepared.key
+        self.store.add_request(key, self.kind, self.route.model_id, self.route.endpoint, prepared.description)
+        if self.store.result(key) is not None:
+            self.store.set_item(request.item_id, self.kind, key, None, meta)
+            summary.done += 1
+            summary.reused += 1
+            return
+        for attempt in range(1, self.retry.max_attempts + 1):
+            async with self.limiter:
+                attempt_id = self.store.start_attempt(key, request.item_id)
+                summary.attempts += 1
+                try:
+                    response = await self.route.send(prepared)
+                except RouteError as err:
+                    self.store.finish_attempt(attempt_id, err)
+                    outcome: RouteError | None = err
+                else:
+                    self.store.finish_attempt(attempt_id, response)
+                    outcome = None
+            await self.limiter.record(outcome)
+            if outcome is None:
+                self.store.set_item(request.item_id, self.kind, key, None, meta)
+                summary.done += 1
+                return
+            if not outcome.retryable or attempt == self.retry.max_attempts:
+                self.store.set_item(request.item_id, self.kind, key, outcome, meta)
+                self._failed(summary, outcome)
+                return
+            await asyncio.sleep(
+                backoff_delay(outcome, attempt, base=self.retry.backoff_base, cap=self.retry.backoff_cap)
+            )
+
+    @staticmethod
+    def _failed(summary: RunSummary, error: RouteError) -> None:
+        summary.failed += 1
+        summary.failures[error.kind] = summary.failures.get(error.kind, 0) + 1
+
+    async def run_all(
+        self, work: list[tuple[ChatRequest, dict[str, Any]]], summary: RunSummary, *, progress: bool, label: str
+    ) -> None:
+        """Run every (request, item metadata) pair concurrently, with a progress bar on stderr."""
+        console = Console(stderr=True)
+        columns = (
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]:.1f}/s"),
+            TextColumn("[red]{task.fields[failed]} failed"),
+            TimeRemainingColumn(),
+        )
+        started = time.perf_counter()
+        with Progress(*columns, console=console, disable=not progress, transient=False) as bar:
+            task = bar.add_task(label, total=len(work), rate=0.0, failed=0)
+
+            async def one(request: ChatRequest, meta: dict[str, Any]) -> None:
+                await self.run_item(request, summary, meta)
+                elapsed = max(time.perf_counter() - started, 1e-9)
+                finished = summary.done + summary.failed
+                bar.update(task, completed=finished, rate=finished / elapsed, failed=summary.failed)
+
+            await asyncio.gather(*(one(r, m) for r, m in work))
+
+
+async def run_eval_async(
+    bench: Bench,
+    route: Route,
+    run_dir: str | Path,
+    *,
+    system_prompt: str | None,
+    system_prompt_label: str = "omnivchat:spoken_assistant.txt",
+    sampling: Sampling | None = None,
+    concurrency: int | None = None,
+    limit: int | None = None,
+    retry: RetryPolicy | None = None,
+    condition: str = "both",
+    clip_for: Any = None,
+    progress: bool = True,
+    manifest_extra: dict[str, Any] | None = None,
+) -> RunSummary:
+    """Run every instance (or the first ``limit``) of ``bench`` through ``route`` into ``run_dir``.
+
+    A new directory gets a manifest; an existing one is resumed only when its manifest is identical: completed
+    results are reused, failed items retried, old attempts kept. ``clip_for(instance) -> Path | None`` replaces
+    the final clip (ablation conditions); it must be recorded in ``condition``.
+    """
+    run_dir = Path(run_dir)
+    sampling = sampling or Sampling()
+    instances = bench.instances[:limit] if limit else list(bench.instances)
+    simulated = route.settings.route == "sim"
+    manifest = build_manifest(
+        bench=bench,
+        instances=bench.instances,  # the identity covers the whole bench, so --limit can grow on resume
+        route=route,
+        system_prompt=system_prompt or "",
+        system_prompt_label=system_prompt_label,
+        sampling=sampling.model_dump(),
+        condition=condition,
+        extra=manifest_extra,
+    )
+    resumed = write_or_check_manifest(run_dir, manifest)
+    with (run_dir / "invocations.jsonl").open("a", encoding="utf-8") as log:
+        log.write(json.dumps({"time": time.time(), "limit": limit, "concurrency": concurrency}) + "\n")
+    summary = RunSummary(run_dir=run_dir, total=len(instances), resumed=resumed)
+    started = time.perf_counter()
+    store = RunStore(run_dir / STORE_FILE)
+    try:
+        work = []
+        for instance in instances:
+            override = clip_for(instance) if clip_for is not None else None
+            meta = {"subcategory": instance.subcategory, "language": instance.language, "source": instance.source}
+            request = build_request(
+                bench,
+                instance,
+                system_prompt=system_prompt,
+                sampling=sampling,
+                simulated=simulated,
+                clip_override=override,
+            )
+            work.append((request, meta))
+        runner = Runner(
+            route,
+            store,
+            concurrency=concurrency or route.settings.max_concurrency,
+            retry=retry or RetryPolicy(),
+            kind=CANDIDATE,
+        )
+        await runner.run_all(work, summary, progress=progress, label=f"{route.model_id} [{condition}]")
+    finally:
+        store.close()
+        await route.aclose()
+    summary.elapsed_s = time.perf_counter() - started
+    return summary
+
+
+def run_eval(*args: Any, **kwargs: Any) -> RunSummary:
+    """Synchronous wrapper of :func:`run_eval_async` (same arguments)."""
+    return asyncio.run(run_eval_async(*args, **kwargs))
