@@ -7,6 +7,7 @@ deterministic (``-threads 1`` and the bitexact flags) so a derived clip has a st
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from fractions import Fraction
@@ -57,6 +58,11 @@ def _fps(info: MediaInfo) -> Fraction:
     return Fraction(info.fps_exact) if info.fps_exact else Fraction(info.fps or 25).limit_denominator(1001)
 
 
+def _nearest_frame(t: float, fps: Fraction) -> int:
+    """The frame boundary nearest to ``t`` seconds, halves rounding up (Python's round() would go to even)."""
+    return math.floor(Fraction(t).limit_denominator(10**6) * fps + Fraction(1, 2))
+
+
 def _frame_count(info: MediaInfo) -> int:
     if info.n_frames:
         return info.n_frames
@@ -76,8 +82,8 @@ def trim_args(src: Path, out: Path, info: MediaInfo, end_s: float, start_s: floa
     require_video(info)
     fps = _fps(info)
     n = _frame_count(info)
-    first = max(0, round(Fraction(start_s).limit_denominator(10**6) * fps))
-    last = min(n, round(Fraction(end_s).limit_denominator(10**6) * fps))
+    first = max(0, _nearest_frame(start_s, fps))
+    last = min(n, _nearest_frame(end_s, fps))
     if last <= first:
         raise MediaError(f"{src}: trim from {start_s} s to {end_s} s leaves no frame (clip has {n} at {fps} fps)")
     graph = f"[0:v]trim=start_frame={first}:end_frame={last},setpts=PTS-STARTPTS[v]"
@@ -242,7 +248,7 @@ def freeze_video(
     def build(src: Path, tmp: Path, info: MediaInfo) -> None:
         require_video(info)
         n = _frame_count(info)
-        k = min(n - 1, max(0, round(Fraction(at_s).limit_denominator(10**6) * _fps(info))))
+        k = min(n - 1, max(0, math.floor(Fraction(at_s).limit_denominator(10**6) * _fps(info))))
         graph = f"[0:v]trim=start_frame={k}:end_frame={k + 1},setpts=PTS-STARTPTS,tpad=stop_mode=clone:stop={n - 1}[v]"
         args = ["-i", str(src), "-filter_complex", graph, "-map", "[v]", *VIDEO_ENCODE_ARGS, "-fps_mode", "passthrough"]
         if info.has_audio:
@@ -287,7 +293,9 @@ def fits(info: MediaInfo, limits: MediaLimits) -> bool:
     return all(checks)
 
 
-def _fit_args(src: Path, tmp: Path, info: MediaInfo, lim: MediaLimits, scale: float, bitrate: int | None) -> list[str]:
+def _fit_args(
+    src: Path, tmp: Path, info: MediaInfo, lim: MediaLimits, scale: float, bitrate: int | None, audio_rate: int = 96_000
+) -> list[str]:
     assert info.width and info.height
     fps = _fps(info)
     n = _frame_count(info)
@@ -306,11 +314,10 @@ def _fit_args(src: Path, tmp: Path, info: MediaInfo, lim: MediaLimits, scale: fl
         chain += f",fps={Fraction(lim.max_fps).limit_denominator(1001)}"
     chain += f",scale={w}:{h}:flags=bicubic,setsar=1[v]"
     maps = ["-map", "[v]"]
-    audio_rate = "64k" if bitrate else "96k"
     if info.has_audio and info.sample_rate:
         end_sample = round(last / fps * info.sample_rate)
         chain += f";[0:a:0]atrim=end_sample={end_sample},asetpts=PTS-STARTPTS[a]"
-        maps += ["-map", "[a]", "-c:a", "aac", "-b:a", audio_rate]
+        maps += ["-map", "[a]", "-c:a", "aac", "-b:a", str(audio_rate)]
     video = list(VIDEO_ENCODE_ARGS)
     if bitrate:
         video = ["-c:v", "libx264", "-preset", "veryfast", "-b:v", str(bitrate), "-maxrate", str(bitrate)]
@@ -362,9 +369,10 @@ def fit_for_route(
         scale = 1.0
         for _ in range(4):
             # Aim 10 % under the cap: the container and the audio's own overshoot take the rest.
-            budget = lim.max_bytes * 8 * 0.9 / max(duration, 0.1) - (64_000 if info.has_audio else 0)
-            bitrate = int(max(budget, 24_000))
-            run_ffmpeg(_fit_args(src, tmp, info, lim, scale, bitrate), subject=src)
+            total = lim.max_bytes * 8 * 0.9 / max(duration, 0.1)
+            audio = int(min(64_000, max(24_000, 0.3 * total))) if info.has_audio else 0
+            video = int(max(total - audio, 16_000))
+            run_ffmpeg(_fit_args(src, tmp, info, lim, scale, video, audio), subject=src)
             if tmp.stat().st_size <= lim.max_bytes:
                 return
             scale *= 0.7
