@@ -1,0 +1,95 @@
+"""Shared fixtures: a private media cache, and a small bench of real rendered clips (made once per session)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from omnivchat.bench import Bench, BenchInfo, Instance, load_bench, save_bench
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_media_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Derived clips go to a session temp dir, never to ~/.cache."""
+    old = os.environ.get("OMNIVCHAT_CACHE_DIR")
+    os.environ["OMNIVCHAT_CACHE_DIR"] = str(tmp_path_factory.mktemp("omnivchat-cache"))
+    yield
+    if old is None:
+        os.environ.pop("OMNIVCHAT_CACHE_DIR", None)
+    else:
+        os.environ["OMNIVCHAT_CACHE_DIR"] = old
+
+
+def _scene(text: str, language: str = "en", **extra: object) -> dict:
+    return {
+        "size": [160, 90],
+        "background": "navy",
+        "objects": [{"shape": "square", "color": "red", "position": "left"}],
+        "speech": [{"text": text, "language": language, "start": 0.2}],
+        **extra,
+    }
+
+
+def _rubric(language: str = "en") -> list[dict]:
+    return [
+        {"tier": 0, "text": f"The reply is in {language}."},
+        {"tier": 1, "text": "Answers the question."},
+        {"tier": 2, "text": "Is brief."},
+    ]
+
+
+SMALL_BENCH = [
+    ("s1", "SVMR", "en", [_scene("Is the red square on my left?", camera="front")], ["video", "audio"]),
+    ("s2", "ICC", "zh", [_scene("能听到吗？", "zh")], ["audio"]),
+    ("s3", "AOR", "en", [_scene("Where is the green ball?")], ["video", "audio"]),
+    ("m1", "MDCC", "en", [_scene("How many squares?"), _scene("Are you still there?")], None),
+]
+
+
+def make_small_bench(root: Path) -> Bench:
+    """Four instances (one multi-turn) with real speech, rendered by the procedural renderer."""
+    from omnivchat.media import render_clip
+
+    instances = []
+    for id_, sub, language, scenes, requires in SMALL_BENCH:
+        turns = []
+        for n, scene in enumerate(scenes, start=1):
+            video = f"media/{id_}/turn{n}.mp4"
+            render_clip(scene, root / video)
+            turns.append({"video": video, **({"reply": "There is one square."} if n < len(scenes) else {})})
+        instances.append(
+            Instance.model_validate(
+                {
+                    "id": id_,
+                    "subcategory": sub,
+                    "language": language,
+                    "turns": turns,
+                    "reference": f"reference reply for {id_}",
+                    "rubric": _rubric(language),
+                    "requires": requires,
+                }
+            )
+        )
+    save_bench(Bench(root=root, info=BenchInfo(name="small"), instances=instances))
+    return load_bench(root)
+
+
+@pytest.fixture(scope="session")
+def small_bench_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A pristine rendered bench; copy it (see `small_bench`) before changing anything in it."""
+    root = tmp_path_factory.mktemp("small-bench") / "bench"
+    make_small_bench(root)
+    return root
+
+
+@pytest.fixture
+def small_bench(small_bench_dir: Path, tmp_path: Path) -> Bench:
+    """A private copy of the rendered bench, safe to modify."""
+    import shutil
+
+    copy = tmp_path / "bench"
+    shutil.copytree(small_bench_dir, copy)
+    return load_bench(copy)

@@ -1,0 +1,120 @@
+"""The resumable runner against the loopback server: retries, resume, manifest checks, failures kept apart."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from omnivchat.routes import Secret, get_route
+from omnivchat.runs import ManifestMismatch, RetryPolicy, RunStore, export_run, run_eval, run_status
+from omnivchat.testing import Behaviour, LoopbackServer
+
+FAST_RETRY = RetryPolicy(max_attempts=4, backoff_base=0.01, backoff_cap=0.05)
+
+
+@pytest.fixture
+def server():
+    with LoopbackServer(default=Behaviour(text="An answer.")) as srv:
+        yield srv
+
+
+def route_for(server, **overrides):
+    return get_route("omni-test", base_url=server.base_url, api_key=Secret("k-123"), **{"timeout_s": 5.0, **overrides})
+
+
+def run(bench, server, run_dir, **kwargs):
+    kwargs.setdefault("retry", FAST_RETRY)
+    kwargs.setdefault("system_prompt", "Be brief.")
+    return run_eval(bench, route_for(server), run_dir, progress=False, **kwargs)
+
+
+def test_complete_run_then_resume_sends_nothing(small_bench, server, tmp_path):
+    out = tmp_path / "run"
+    first = run(small_bench, server, out)
+    assert (first.total, first.done, first.failed, first.reused) == (4, 4, 0, 0)
+    assert server.count == 4
+    again = run(small_bench, server, out)
+    assert again.resumed and (again.done, again.reused, again.attempts) == (4, 4, 0)
+    assert server.count == 4  # nothing sent twice
+    status = run_status(out)
+    assert status["done"] == 4 and status["attempts"] == {"ok": 4}
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["route"]["settings"]["media_input"] == "video_url"
+    assert set(manifest["bench"]["clips"]) == {
+        "media/s1/turn1.mp4",
+        "media/s2/turn1.mp4",
+        "media/s3/turn1.mp4",
+        "media/m1/turn1.mp4",
+        "media/m1/turn2.mp4",
+    }
+    assert "base_url" not in manifest["route"]["settings"]
+
+
+def test_retries_429_and_5xx_keeping_every_attempt(small_bench, server, tmp_path):
+    server.script(Behaviour(status=429, retry_after="0.01"), Behaviour(status=500), Behaviour(hang=False, cut_after=0))
+    summary = run(small_bench, server, tmp_path / "run", concurrency=1, limit=1)
+    assert summary.done == 1 and summary.attempts == 4
+    with RunStore(tmp_path / "run" / "store.sqlite") as store:
+        attempts = store.attempts()
+    assert [a["error_kind"] for a in attempts] == ["rate_limited", "server_error", "stream_cut", None]
+    assert [a["status"] for a in attempts] == ["failed", "failed", "failed", "ok"]
+    assert attempts[0]["http_status"] == 429
+
+
+def test_non_retryable_failure_is_kept_apart_and_retried_on_resume(small_bench, server, tmp_path):
+    out = tmp_path / "run"
+    server.script(Behaviour(status=400, error_message="no such model"))
+    first = run(small_bench, server, out, concurrency=1)
+    assert (first.done, first.failed) == (3, 1) and first.failures == {"http_error": 1}
+    with pytest.raises(Exception, match="incomplete"):
+        export_run(out)
+    partial = export_run(out, allow_incomplete=True)
+    failed = [r for r in partial["records"] if r["status"] == "failed"]
+    assert len(failed) == 1 and failed[0]["reply"] is None and "no such model" in failed[0]["error"]
+    second = run(small_bench, server, out)
+    assert (second.done, second.failed, second.reused, second.attempts) == (4, 0, 3, 1)
+    with RunStore(out / "store.sqlite") as store:
+        assert len(store.attempts()) == 5  # the failed attempt is still there
+    assert export_run(out)["status"] == "complete"
+
+
+def test_length_and_empty_answers(small_bench, server, tmp_path):
+    server.script(Behaviour(finish_reason="length"), Behaviour(text=""))
+    summary = run(small_bench, server, tmp_path / "run", concurrency=1)
+    assert summary.failures == {"length": 1} and summary.done == 3
+    records = export_run(tmp_path / "run", allow_incomplete=True)["records"]
+    assert sorted(r["reply"] for r in records if r["status"] == "done")[0] == ""  # an empty answer is kept
+
+
+def test_corrupt_clip_fails_its_item_only(small_bench, server, tmp_path):
+    clip = small_bench.media_path(small_bench.get("s2").turns[0])
+    clip.write_bytes(clip.read_bytes()[:300])  # truncated file
+    summary = run(small_bench, server, tmp_path / "run")
+    assert (summary.done, summary.failed, summary.failures) == (3, 1, {"media": 1})
+    items = {i["item_id"]: i for i in RunStore(tmp_path / "run" / "store.sqlite").items()}
+    assert "s2/turn1.mp4" in items["s2"]["error"]
+
+
+def test_changed_prompt_or_clip_is_refused(small_bench, server, tmp_path):
+    out = tmp_path / "run"
+    run(small_bench, server, out, limit=1)
+    with pytest.raises(ManifestMismatch, match=r"prompts\.system\.sha256"):
+        run(small_bench, server, out, system_prompt="Another prompt.")
+    clip = small_bench.media_path(small_bench.get("s3").turns[0])
+    clip.write_bytes(clip.read_bytes() + b"\0")
+    with pytest.raises(ManifestMismatch, match=r"bench\.clips\.media/s3/turn1\.mp4"):
+        run(small_bench, server, out)
+
+
+def test_limit_can_grow_on_resume(small_bench, server, tmp_path):
+    out = tmp_path / "run"
+    assert run(small_bench, server, out, limit=2).done == 2
+    grown = run(small_bench, server, out)
+    assert (grown.done, grown.reused, server.count) == (4, 2, 4)
+
+
+def test_adaptive_concurrency_backs_off_on_429(small_bench, server, tmp_path):
+    server.script(*[Behaviour(status=429, retry_after="0.01")] * 4)
+    summary = run(small_bench, server, tmp_path / "run", concurrency=4)
+    assert summary.done == 4 and summary.attempts == 8
