@@ -82,7 +82,7 @@ class Behaviour:
     """With `cut_after`: end the HTTP body properly instead, so only the missing finish/[DONE] tells."""
     stall_after: int | None = None
     """After this many content chunks, stop sending and keep the connection open until the client leaves
-    (tests a client's read timeout mid-stream)."""
+    (tests a client's read timeout mid-stream). Non-streaming: half the JSON body, then the stall."""
     malformed: bool = False
     """Streaming: send one `data:` line that is not valid JSON right after the role chunk, then continue
     normally. Non-streaming: the body is truncated, invalid JSON (with status 200)."""
