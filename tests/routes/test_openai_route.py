@@ -84,7 +84,7 @@ def test_video_url_carries_the_audio_track(server, small_bench, tmp_path):
 
 def test_vllm_defaults_send_audio_as_a_separate_part(server, small_bench):
     route = route_for(server, model="Qwen/Qwen3-Omni-30B-A3B-Instruct")
-    prepared, response = ask(route, ChatRequest(item_id="s1", clip=clip_of(small_bench)))
+    _, response = ask(route, ChatRequest(item_id="s1", clip=clip_of(small_bench)))
     body = server.chat_requests[0].json
     assert "modalities" not in body
     kinds = [p["type"] for p in body["messages"][-1]["content"]]
