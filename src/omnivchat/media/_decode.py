@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from omnivchat.media._ffmpeg import MediaError
-from omnivchat.media._probe import MediaInfo, open_container, probe, require_audio, require_video, verify_complete
+from omnivchat.media._probe import MediaInfo, open_container, probe, require_audio, require_video
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -27,8 +27,7 @@ def decode_audio(path: Path, *, sr: int | None, info: MediaInfo | None = None) -
     import av
 
     if info is None:
-        info = probe(path, energy=False)
-        verify_complete(path, info)
+        info = probe(path, energy=False, verify=True)
     require_audio(info)
     rate = int(sr or info.sample_rate or 0)
     if rate <= 0:
@@ -115,9 +114,8 @@ def sample_frames(
     import av
 
     p = Path(path)
-    info = probe(p, energy=False)
+    info = probe(p, energy=False, verify=True)
     require_video(info)
-    verify_complete(p, info)
     assert info.width and info.height
     times = sample_times(info.video_duration or info.duration, fps, max_frames)
     width, height = info.width, info.height

@@ -25,7 +25,7 @@ from omnivchat.media._ffmpeg import (
     MediaError,
     run_ffmpeg,
 )
-from omnivchat.media._probe import MediaInfo, probe, require_audio, require_video, verify_complete
+from omnivchat.media._probe import MediaInfo, probe, require_audio, require_video
 
 PathLike = str | os.PathLike[str]
 
@@ -48,8 +48,8 @@ def _derive(
     key = cache_key(content_hash(source), op, params)
     target = cached_path(key, op, suffix, resolve_cache_dir(cache_dir))
     if not target.exists():
-        info = probe(source, energy=False)
-        verify_complete(source, info)  # ffmpeg would quietly encode what is left of a truncated file
+        # verify: ffmpeg would quietly encode what is left of a truncated file.
+        info = probe(source, energy=False, verify=True)
         atomic_build(target, lambda tmp: build(source, tmp, info), subject=source)
     return deliver(target, out)
 
@@ -355,9 +355,8 @@ def fit_for_route(
     }
     lim = MediaLimits(**{**base, **{k: v for k, v in given.items() if v is not None}})
     source = Path(path)
-    info = probe(source, energy=False)
+    info = probe(source, energy=False, verify=True)
     require_video(info)
-    verify_complete(source, info)
     if fits(info, lim):
         return deliver(source, out) if out is not None else source
 
