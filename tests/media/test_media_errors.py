@@ -147,3 +147,13 @@ def test_cjk_placard_needs_a_font(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("OMNIVCHAT_CJK_FONT", raising=False)
     with pytest.raises(media.MediaError, match="CJK font"):
         media.render_clip({"duration": 1.0, "placards": [{"text": "出口"}]}, tmp_path / "zh.mp4")
+
+
+def test_cjk_placard_with_a_configured_font(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import matplotlib
+
+    # DejaVu (shipped with matplotlib) has no CJK glyphs; this checks the opt-in path, not the glyphs.
+    font = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
+    monkeypatch.setenv("OMNIVCHAT_CJK_FONT", str(font))
+    clip = media.render_clip({"duration": 1.0, "placards": [{"text": "出口 EXIT"}]}, tmp_path / "zh.mp4")
+    assert media.probe(clip.path).has_video

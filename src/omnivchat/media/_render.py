@@ -7,6 +7,7 @@ Frames are drawn with Pillow and streamed into ffmpeg; speech comes from espeak-
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import math
@@ -374,9 +375,10 @@ def _encode(spec: SceneSpec, lines: list[_Line], n_frames: int, mix: np.ndarray,
     drawer = SceneDrawer(spec)
     w, h = spec.size
     talker = spec.person.speaker if spec.person is not None else None
-    talk_words = [
+    talk_words = sorted(
         (ln.start + wd["start"], ln.start + wd["end"]) for ln in lines if ln.line.speaker == talker for wd in ln.words
-    ]
+    )
+    talk_starts = [a for a, _ in talk_words]
     with tempfile.TemporaryDirectory(prefix="omnivchat-render-") as tmp:
         wav = Path(tmp) / "audio.wav"
         _write_wav(wav, mix)
@@ -390,7 +392,8 @@ def _encode(spec: SceneSpec, lines: list[_Line], n_frames: int, mix: np.ndarray,
                 t = i / spec.fps
                 person_on = spec.person is not None and _visible(t, spec.person.appear, spec.person.disappear)
                 # The mouth flaps at about 4 Hz while the figure's speaker is inside a word.
-                mouth = person_on and any(a <= t < b and int((t - a) * 8) % 2 == 0 for a, b in talk_words)
+                k = bisect.bisect_right(talk_starts, t) - 1
+                mouth = person_on and k >= 0 and t < talk_words[k][1] and int((t - talk_words[k][0]) * 8) % 2 == 0
                 state = FrameState(
                     objects=tuple(_visible(t, o.appear, o.disappear) for o in spec.objects),
                     placards=tuple(_visible(t, p.start, p.end) for p in spec.placards),
@@ -402,6 +405,16 @@ def _encode(spec: SceneSpec, lines: list[_Line], n_frames: int, mix: np.ndarray,
             pass  # ffmpeg stopped reading: finish_ffmpeg reports why
         finally:
             finish_ffmpeg(proc, subject=out)
+
+
+def _tts_version() -> str:
+    """The espeakng-loader version: a new espeak-ng build may say the same text differently."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("espeakng-loader")
+    except PackageNotFoundError:  # pragma: no cover - a declared dependency
+        return "unknown"
 
 
 def _write_json(path: Path, data: Any) -> None:
@@ -432,7 +445,7 @@ def render_clip(
     spec_json = scene.model_dump(mode="json")
     key = hashlib.sha256(
         json.dumps(
-            {"spec": spec_json, "renderer": RENDERER_VERSION, "encoder": encoder_version()},
+            {"spec": spec_json, "renderer": RENDERER_VERSION, "encoder": encoder_version(), "tts": _tts_version()},
             sort_keys=True,
             separators=(",", ":"),
         ).encode()
