@@ -170,3 +170,17 @@ def test_fit_for_route_meets_a_byte_cap(clip: Path) -> None:
     assert out.stat().st_size <= cap
     info = media.probe(out)
     assert info.has_video and info.has_audio and info.duration == pytest.approx(3.6, abs=AAC_FRAME)
+
+
+def test_foreign_codecs_are_converted_to_mp4(clip: Path, tmp_path: Path) -> None:
+    from omnivchat.media._ffmpeg import run_ffmpeg
+
+    webm = tmp_path / "clip.mkv"  # VP8 video + PCM audio: neither can be stream-copied into an MP4
+    run_ffmpeg(["-i", str(clip), "-c:v", "libvpx", "-b:v", "300k", "-c:a", "pcm_s16le", str(webm)])
+    src = media.probe(webm)
+    assert (src.video_codec, src.audio_codec) == ("vp8", "pcm_s16le")
+    for op in (media.strip_audio, media.mute_audio, media.blank_video, media.freeze_video, media.trim):
+        out = op(webm, 2.0) if op is media.trim else op(webm)
+        info = media.probe(out)
+        assert info.video_codec == "h264" and info.audio_codec in (None, "aac")
+        assert info.n_frames == (50 if op is media.trim else src.n_frames)

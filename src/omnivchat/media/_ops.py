@@ -69,6 +69,19 @@ def _frame_count(info: MediaInfo) -> int:
     return max(1, round((info.video_duration or info.duration) * float(_fps(info))))
 
 
+# Codecs an MP4 can carry as they are; anything else (VP8, PCM, Vorbis, ...) is re-encoded when copied over.
+_MP4_VIDEO = {"h264", "hevc", "av1", "vp9", "mpeg4"}
+_MP4_AUDIO = {"aac", "mp3", "opus", "ac3", "alac", "flac"}
+
+
+def _video_copy(info: MediaInfo) -> list[str]:
+    return ["-c:v", "copy"] if info.video_codec in _MP4_VIDEO else [*VIDEO_ENCODE_ARGS]
+
+
+def _audio_copy(info: MediaInfo) -> list[str]:
+    return ["-c:a", "copy"] if info.audio_codec in _MP4_AUDIO else [*AUDIO_ENCODE_ARGS]
+
+
 # ---------------------------------------------------------------------------------------------------- trim
 
 
@@ -139,11 +152,13 @@ def trim(
 
 
 def strip_audio(path: PathLike, *, out: PathLike | None = None, cache_dir: PathLike | None = None) -> Path:
-    """The video stream alone (stream copy: same frames, same duration), with no audio track at all."""
+    """The video stream alone (stream copy: same frames, same duration), with no audio track at all.
+
+    (A codec MP4 cannot carry, such as VP8, is re-encoded to H.264 instead of copied.)"""
 
     def build(src: Path, tmp: Path, info: MediaInfo) -> None:
         require_video(info)
-        args = ["-i", str(src), "-map", "0:v:0", "-c", "copy", *DETERMINISTIC_ARGS[2:], "-f", "mp4", str(tmp)]
+        args = ["-i", str(src), "-map", "0:v:0", *_video_copy(info), *DETERMINISTIC_ARGS, "-f", "mp4", str(tmp)]
         run_ffmpeg(args, subject=src)
 
     return _derive("strip_audio", path, {}, build, out=out, cache_dir=cache_dir)
@@ -160,7 +175,7 @@ def mute_audio(path: PathLike, *, out: PathLike | None = None, cache_dir: PathLi
         if info.has_audio:
             require_audio(info)
             # volume=0 keeps every sample, so the silent track has exactly the source's length.
-            args = ["-i", str(src), "-map", "0:v:0", "-map", "0:a:0", "-c:v", "copy", "-af", "volume=0"]
+            args = ["-i", str(src), "-map", "0:v:0", "-map", "0:a:0", *_video_copy(info), "-af", "volume=0"]
         else:
             length = info.video_duration or info.duration
             args = [
@@ -174,8 +189,7 @@ def mute_audio(path: PathLike, *, out: PathLike | None = None, cache_dir: PathLi
                 "0:v:0",
                 "-map",
                 "1:a",
-                "-c:v",
-                "copy",
+                *_video_copy(info),
                 "-t",
                 f"{length:.6f}",
             ]
@@ -234,7 +248,7 @@ def blank_video(path: PathLike, *, out: PathLike | None = None, cache_dir: PathL
         black = f"color=c=black:s={info.width}x{info.height}:r={info.fps_exact}"
         args = ["-f", "lavfi", "-i", black, "-i", str(src), "-map", "0:v", "-frames:v", str(n), *VIDEO_ENCODE_ARGS]
         if info.has_audio:
-            args += ["-map", "1:a:0", "-c:a", "copy"]
+            args += ["-map", "1:a:0", *_audio_copy(info)]
         run_ffmpeg([*args, *DETERMINISTIC_ARGS, "-f", "mp4", str(tmp)], subject=src)
 
     return _derive("blank_video", path, {}, build, out=out, cache_dir=cache_dir)
@@ -252,7 +266,7 @@ def freeze_video(
         graph = f"[0:v]trim=start_frame={k}:end_frame={k + 1},setpts=PTS-STARTPTS,tpad=stop_mode=clone:stop={n - 1}[v]"
         args = ["-i", str(src), "-filter_complex", graph, "-map", "[v]", *VIDEO_ENCODE_ARGS, "-fps_mode", "passthrough"]
         if info.has_audio:
-            args += ["-map", "0:a:0", "-c:a", "copy"]
+            args += ["-map", "0:a:0", *_audio_copy(info)]
         run_ffmpeg([*args, *DETERMINISTIC_ARGS, "-f", "mp4", str(tmp)], subject=src)
 
     return _derive("freeze_video", path, {"at_s": float(at_s)}, build, out=out, cache_dir=cache_dir)
