@@ -124,3 +124,13 @@ def _register() -> None:
 
 
 _register()
+
+
+def _register_media() -> None:
+    """`repair-tails` (audio tail artifacts, Appendix D.1.2); numpy, PyAV and matplotlib load when it runs."""
+    from omnivchat.media._tail_cli import repair_tails_command
+
+    app.command("repair-tails")(repair_tails_command)
+
+
+_register_media()

@@ -127,10 +127,11 @@ def test_locate_cutoff_never_goes_more_than_t_before_the_content_end() -> None:
 
 
 def abrupt_tone(sr: int, seconds: float = 1.5, trailing: float = 0.1) -> np.ndarray:
-    """A 180 Hz tone at full level that stops within 4 ms (too fast for a fade, too smooth for a click)
-    and is followed by digital silence: nothing above 6 kHz, yet a cut-off."""
+    """A 180 Hz tone (with a -60 dB noise floor) at full level that stops within 4 ms (too fast for a
+    fade, too smooth for a click), then digital silence: no high-band peak, yet a cut-off."""
     t = np.arange(round(seconds * sr)) / sr
-    x = 0.3 * np.sin(2 * np.pi * 180 * t) * np.minimum(1, t / 0.05)
+    noise = 1e-3 * np.random.default_rng(0).standard_normal(t.size)
+    x = (0.3 * np.sin(2 * np.pi * 180 * t) + noise) * np.minimum(1, t / 0.05)
     stop = round(0.004 * sr)
     x[-stop:] *= 0.5 * (1 + np.cos(np.pi * np.arange(1, stop + 1) / stop))
     return np.concatenate([x, np.zeros(round(trailing * sr))]).astype(np.float32)
