@@ -175,12 +175,12 @@ def test_fit_for_route_meets_a_byte_cap(clip: Path) -> None:
 def test_foreign_codecs_are_converted_to_mp4(clip: Path, tmp_path: Path) -> None:
     from omnivchat.media._ffmpeg import run_ffmpeg
 
-    webm = tmp_path / "clip.mkv"  # VP8 video + PCM audio: neither can be stream-copied into an MP4
-    run_ffmpeg(["-i", str(clip), "-c:v", "libvpx", "-b:v", "300k", "-c:a", "pcm_s16le", str(webm)])
-    src = media.probe(webm)
-    assert (src.video_codec, src.audio_codec) == ("vp8", "pcm_s16le")
+    mkv = tmp_path / "clip.mkv"  # Motion JPEG video + PCM audio: we re-encode rather than copy them into MP4
+    run_ffmpeg(["-i", str(clip), "-c:v", "mjpeg", "-q:v", "5", "-c:a", "pcm_s16le", str(mkv)])
+    src = media.probe(mkv)
+    assert (src.video_codec, src.audio_codec) == ("mjpeg", "pcm_s16le")
     for op in (media.strip_audio, media.mute_audio, media.blank_video, media.freeze_video, media.trim):
-        out = op(webm, 2.0) if op is media.trim else op(webm)
+        out = op(mkv, 2.0) if op is media.trim else op(mkv)
         info = media.probe(out)
         assert info.video_codec == "h264" and info.audio_codec in (None, "aac")
         assert info.n_frames == (50 if op is media.trim else src.n_frames)
