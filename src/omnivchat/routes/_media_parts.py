@@ -65,9 +65,15 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
 
     if settings.media_input == "none":
         raise RouteError("unsupported", f"{clip}: this route takes text only and cannot deliver video or audio")
+    from omnivchat.media._ops import fits
+
     try:
-        fitted = media.fit_for_route(clip, settings.limits)
-        info = media.probe(fitted, energy=False)
+        # One probe when the clip already fits (the common case); fit_for_route re-encodes otherwise.
+        info = media.probe(clip, energy=False)
+        fitted = clip
+        if not fits(info, settings.limits):
+            fitted = media.fit_for_route(clip, settings.limits)
+            info = media.probe(fitted, energy=False)
         parts: list[dict[str, Any]] = []
         if settings.media_input == "frames":
             for frame in media.sample_frames(fitted, fps=settings.frames_fps, max_frames=settings.max_frames):

@@ -92,6 +92,8 @@ class Runner:
         self.prepare_slots = asyncio.Semaphore(max(2, min(concurrency, 8)))
 
     async def prepare(self, request: ChatRequest) -> Prepared:
+        if request.clip is None and all(turn.clip is None for turn in request.history):
+            return self.route.prepare(request)  # nothing to decode: no thread hop
         async with self.prepare_slots:
             return await asyncio.to_thread(self.route.prepare, request)
 
@@ -117,10 +119,10 @@ class Runner:
                 try:
                     response = await self.route.send(prepared)
                 except RouteError as err:
-                    self.store.finish_attempt(attempt_id, err)
+                    self.store.finish_attempt(attempt_id, key, err)
                     outcome: RouteError | None = err
                 else:
-                    self.store.finish_attempt(attempt_id, response)
+                    self.store.finish_attempt(attempt_id, key, response)
                     outcome = None
             await self.limiter.record(outcome)
             if outcome is None:

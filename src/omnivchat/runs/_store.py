@@ -111,7 +111,7 @@ class RunStore:
         )
         return int(cursor.lastrowid or 0)
 
-    def finish_attempt(self, attempt: int, outcome: ChatResponse | RouteError) -> None:
+    def finish_attempt(self, attempt: int, key: str, outcome: ChatResponse | RouteError) -> None:
         """Record an attempt's outcome; a success also stores the result, in the same transaction."""
         now = time.time()
         with self._db:
@@ -129,7 +129,6 @@ class RunStore:
                         attempt,
                     ),
                 )
-                key = self._db.execute("SELECT key FROM attempts WHERE id=?", (attempt,)).fetchone()[0]
                 self._db.execute(
                     "INSERT OR IGNORE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
