@@ -46,6 +46,9 @@ class RouteSettings(BaseModel):
     )
     audio_sample_rate: int = 16000
     limits: MediaLimits = MediaLimits()
+    inline_max_bytes: int | None = Field(
+        default=None, description="Gemini native: clips up to this size go inline, larger ones via the Files API."
+    )
     frames_fps: float = 2.0
     max_frames: int = 16
     stream: bool = True
@@ -79,7 +82,7 @@ _GEMINI_OPENAI = {
 # (pattern, settings), first match wins; patterns are fnmatch-style and case-sensitive.
 DEFAULTS: list[tuple[str, dict[str, Any]]] = [
     ("sim:*", {"route": "sim", "max_concurrency": 64}),
-    ("gemini:*", {"route": "gemini", "api_key_env": "GEMINI_API_KEY", "limits": {"max_bytes": 100 * MB}}),
+    ("gemini:*", {"route": "gemini", "api_key_env": "GEMINI_API_KEY", "inline_max_bytes": 100 * MB}),
     (
         "qwen-omni-turbo*",
         {**_QWEN_OMNI_HOSTED, "thinking": None, "limits": {"max_duration_s": 40.0, "max_bytes": 150 * MB}},

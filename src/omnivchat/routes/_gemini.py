@@ -1,0 +1,207 @@
+"""Gemini through its native SDK (`google-genai`, the optional extra `omnivchat[gemini]`), imported only here.
+
+The MP4 goes whole, audio track included: inline up to ``inline_max_bytes``, else through the Files API,
+polled until ACTIVE. ``frames_fps`` is sent as the video's sampling rate (Gemini's default is 1 fps).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from omnivchat._canonical import sha256_json
+from omnivchat.routes._base import Prepared
+from omnivchat.routes._credentials import Secret, redact
+from omnivchat.routes._defaults import RouteSettings
+from omnivchat.routes._media_parts import MediaStore
+from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError
+
+GEMINI_API = "https://generativelanguage.googleapis.com"
+_FINISH = {"STOP": "stop", "MAX_TOKENS": "length"}
+
+
+def _sdk() -> tuple[Any, Any, Any]:
+    try:
+        from google import genai
+        from google.genai import errors, types
+    except ImportError:
+        from omnivchat.routes._openai import ConfigError
+
+        raise ConfigError("the gemini route needs google-genai: pip install 'omnivchat[gemini]'") from None
+    return genai, types, errors
+
+
+class GeminiRoute:
+    """A Gemini model through the native API (`gemini:<model>` ids)."""
+
+    def __init__(self, model_id: str, settings: RouteSettings, api_key: Secret | None) -> None:
+        self._genai, self._types, self._errors = _sdk()
+        self.model_id = model_id
+        self.model_name = model_id.removeprefix("gemini:")
+        self.settings = settings
+        self._api_key = api_key
+        self._client: Any = None
+
+    @property
+    def endpoint(self) -> str:
+        from urllib.parse import urlsplit
+
+        base = urlsplit(self.settings.base_url or GEMINI_API)
+        return f"{base.scheme}://{base.hostname}{base.path.rstrip('/')}/models/{self.model_name}:generateContent"
+
+    def _clip(self, clip: Path, media: MediaStore) -> tuple[dict[str, Any], Delivered]:
+        from omnivchat import media as m
+
+        try:
+            fitted = m.fit_for_route(clip, self.settings.limits)
+            info = m.probe(fitted, energy=False)
+            digest = m.content_hash(fitted)
+        except m.MediaError as err:
+            raise RouteError("media", str(err)) from None
+        media.files[digest] = (fitted, "video/mp4")
+        part = {"video": digest, "bytes": info.size_bytes, "fps": self.settings.frames_fps}
+        return part, Delivered(video=info.has_video, audio=info.has_audio)
+
+    def prepare(self, request: ChatRequest) -> Prepared:
+        media = MediaStore()
+        contents: list[dict[str, Any]] = []
+        for turn in request.history:
+            parts = [self._clip(turn.clip, media)[0]] if turn.clip is not None else []
+            contents += [
+                {"role": "user", "parts": [*parts, *([{"text": turn.text}] if turn.text else [])]},
+                {"role": "model", "parts": [{"text": turn.reply}]},
+            ]
+        final: list[dict[str, Any]] = []
+        delivered = Delivered()
+        if request.clip is not None:
+            part, delivered = self._clip(request.clip, media)
+            final.append(part)  # video before text, as Gemini's docs advise
+        if request.text:
+            final.append({"text": request.text})
+        if not final:
+            raise RouteError("unsupported", f"item {request.item_id}: a request needs a clip or a text part")
+        contents.append({"role": "user", "parts": final})
+        description = {
+            "model": self.model_name,
+            "contents": contents,
+            "system": request.system_prompt,
+            "sampling": request.sampling.model_dump(exclude_none=True),
+            "thinking": self.settings.thinking,
+            "response_format": request.response_format,
+        }
+        key = sha256_json({"endpoint": self.endpoint, "payload": description})
+        return Prepared(key=key, request=request, description=description, media=media, delivered=delivered)
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            options = self._types.HttpOptions(base_url=self.settings.base_url) if self.settings.base_url else None
+            key = self._api_key.reveal() if self._api_key else None
+            self._client = self._genai.Client(api_key=key, http_options=options)
+        return self._client
+
+    async def _video_part(self, client: Any, path: Path, fps: float) -> Any:
+        types = self._types
+        metadata = types.VideoMetadata(fps=fps)
+        size = path.stat().st_size
+        if self.settings.inline_max_bytes is None or size <= self.settings.inline_max_bytes:
+            blob = types.Blob(data=path.read_bytes(), mime_type="video/mp4")
+            return types.Part(inline_data=blob, video_metadata=metadata)
+        uploaded = await client.aio.files.upload(file=str(path), config=types.UploadFileConfig(mime_type="video/mp4"))
+        deadline = time.monotonic() + self.settings.timeout_s
+        while str(getattr(uploaded.state, "name", uploaded.state)) != "ACTIVE":
+            if str(getattr(uploaded.state, "name", uploaded.state)) == "FAILED":
+                raise RouteError("media", f"{path}: the Files API could not process the upload")
+            if time.monotonic() > deadline:
+                raise RouteError("timeout", f"{path}: upload not ACTIVE after {self.settings.timeout_s:g} s")
+            await asyncio.sleep(1.0)
+            uploaded = await client.aio.files.get(name=uploaded.name)
+        return types.Part(
+            file_data=types.FileData(file_uri=uploaded.uri, mime_type="video/mp4"), video_metadata=metadata
+        )
+
+    async def send(self, prepared: Prepared) -> ChatResponse:
+        types, errors = self._types, self._errors
+        client = self._get_client()
+        request = prepared.request
+        started = time.perf_counter()
+        try:
+            contents = []
+            for content in prepared.description["contents"]:
+                parts = []
+                for part in content["parts"]:
+                    if "video" in part:
+                        path, _ = prepared.media.files[part["video"]]
+                        parts.append(await self._video_part(client, Path(path), part["fps"]))
+                    else:
+                        parts.append(types.Part(text=part["text"]))
+                contents.append(types.Content(role=content["role"], parts=parts))
+            sampling = request.sampling
+            config: dict[str, Any] = {
+                "system_instruction": request.system_prompt,
+                "temperature": sampling.temperature,
+                "top_p": sampling.top_p,
+                "max_output_tokens": sampling.max_tokens,
+                "seed": sampling.seed,
+            }
+            if self.settings.thinking is not None:
+                config["thinking_config"] = types.ThinkingConfig(thinking_budget=-1 if self.settings.thinking else 0)
+            if request.response_format is not None:
+                config["response_mime_type"] = "application/json"
+            generate = client.aio.models.generate_content(
+                model=self.model_name,
+                contents=contents,
+                config=types.GenerateContentConfig(**{k: v for k, v in config.items() if v is not None}),
+            )
+            response = await asyncio.wait_for(generate, timeout=self.settings.timeout_s)
+        except RouteError:
+            raise
+        except TimeoutError:
+            raise RouteError("timeout", f"no answer within {self.settings.timeout_s:g} s") from None
+        except errors.APIError as err:
+            code = int(getattr(err, "code", 0) or 0)
+            kind = (
+                "rate_limited"
+                if code == 429
+                else "request_timeout"
+                if code == 408
+                else ("server_error" if code >= 500 else "http_error")
+            )
+            message = redact(f"HTTP {code}: {getattr(err, 'message', '')}"[:300], self._api_key)
+            raise RouteError(kind, message, http_status=code) from None  # type: ignore[arg-type]
+        except Exception as err:  # the SDK's transport (httpx) errors: connection trouble, retryable
+            raise RouteError("connection", redact(f"{type(err).__name__}: {err}", self._api_key)) from None
+        return self._complete(response, request, time.perf_counter() - started, prepared.delivered)
+
+    def _complete(self, response: Any, request: ChatRequest, latency: float, delivered: Delivered) -> ChatResponse:
+        candidates = getattr(response, "candidates", None) or []
+        if not candidates:
+            raise RouteError("bad_finish", "no candidate in the answer (blocked prompt?)")
+        reason = str(getattr(candidates[0].finish_reason, "name", candidates[0].finish_reason))
+        finish = _FINISH.get(reason, reason.lower())
+        text = "".join(p.text or "" for p in (candidates[0].content.parts or []) if not getattr(p, "thought", False))
+        if finish == "length":
+            raise RouteError("length", "the reply was cut at max_output_tokens", partial_text=text)
+        if finish != "stop":
+            raise RouteError("bad_finish", f"finish reason {reason}", partial_text=text)
+        if request.require_text and not text.strip():
+            raise RouteError("empty", "empty reply where text is required")
+        meta = getattr(response, "usage_metadata", None)
+        usage = {}
+        if meta is not None:
+            usage = {
+                "prompt_tokens": meta.prompt_token_count or 0,
+                "completion_tokens": meta.candidates_token_count or 0,
+                "total_tokens": meta.total_token_count or 0,
+            }
+        return ChatResponse(
+            text=text, finish_reason="stop", usage=usage, latency_s=latency, model=self.model_name, delivered=delivered
+        )
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            close = getattr(self._client.aio, "aclose", None)
+            if close is not None:
+                await close()
+            self._client = None

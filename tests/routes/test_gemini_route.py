@@ -1,0 +1,125 @@
+"""The native Gemini route (google-genai) against a loopback server speaking the generateContent REST API."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import threading
+
+import pytest
+
+pytest.importorskip("google.genai")
+
+from aiohttp import web  # noqa: E402
+
+from omnivchat.routes import ChatRequest, RouteError, Sampling, Secret, get_route  # noqa: E402
+
+
+class FakeGemini:
+    """generateContent on 127.0.0.1, answering from a queue of (status, body) and recording requests."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.answers: list[tuple[int, dict]] = []
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/{version}/models/{model}", self._generate)
+        self.runner = web.AppRunner(app)
+        self.loop.run_until_complete(self.runner.setup())
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        self.loop.run_until_complete(site.start())
+        self.port = site._server.sockets[0].getsockname()[1]
+        self.ready.set()
+        self.loop.run_forever()
+
+    async def _generate(self, request: web.Request) -> web.Response:
+        self.requests.append({"path": request.path, "headers": dict(request.headers), "json": await request.json()})
+        status, body = self.answers.pop(0) if self.answers else (200, reply("A red square, and you asked a question."))
+        return web.json_response(body, status=status)
+
+    def __enter__(self) -> FakeGemini:
+        self.thread.start()
+        self.ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+def reply(text: str, finish: str = "STOP") -> dict:
+    return {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": finish}],
+        "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 8, "totalTokenCount": 108},
+    }
+
+
+def ask(route, request):
+    async def go():
+        try:
+            return await route.send(route.prepare(request))
+        finally:
+            await route.aclose()
+
+    return asyncio.run(go())
+
+
+def test_clip_goes_inline_with_its_audio_and_fps(small_bench):
+    clip = small_bench.media_path(small_bench.get("s1").turns[0])
+    with FakeGemini() as server:
+        route = get_route(
+            "gemini:gemini-test", api_key=Secret("g-key"), base_url=f"http://127.0.0.1:{server.port}", thinking=False
+        )
+        response = ask(
+            route,
+            ChatRequest(
+                item_id="s1",
+                system_prompt="Be brief.",
+                clip=clip,
+                text="Answer.",
+                sampling=Sampling(temperature=0.0, max_tokens=100),
+            ),
+        )
+    assert response.text == "A red square, and you asked a question."
+    assert response.usage == {"prompt_tokens": 100, "completion_tokens": 8, "total_tokens": 108}
+    assert response.delivered.video and response.delivered.audio
+    sent = server.requests[0]
+    assert sent["path"].endswith("/models/gemini-test:generateContent")
+    assert sent["headers"].get("x-goog-api-key") == "g-key"
+    video, text = sent["json"]["contents"][-1]["parts"]
+    inline = video["inlineData"]
+    assert inline.get("mimeType", inline.get("mime_type")) == "video/mp4" and video["videoMetadata"]["fps"] == 2.0
+    data = inline["data"]  # the SDK sends URL-safe base64 without padding
+    assert base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)) == clip.read_bytes()
+    assert text == {"text": "Answer."}
+    config = sent["json"]["generationConfig"]
+    assert config["temperature"] == 0.0 and config["maxOutputTokens"] == 100
+    thinking = config["thinkingConfig"]
+    assert thinking.get("thinkingBudget", thinking.get("thinking_budget")) == 0
+    assert sent["json"]["systemInstruction"]["parts"][0]["text"] == "Be brief."
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [
+        ((429, {"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}}), "rate_limited"),
+        ((503, {"error": {"code": 503, "message": "busy", "status": "UNAVAILABLE"}}), "server_error"),
+        ((400, {"error": {"code": 400, "message": "bad", "status": "INVALID_ARGUMENT"}}), "http_error"),
+        ((200, reply("cut", "MAX_TOKENS")), "length"),
+        ((200, reply("", "SAFETY")), "bad_finish"),
+    ],
+)
+def test_failures_are_classified(answer, kind):
+    with FakeGemini() as server:
+        server.answers.append(answer)
+        route = get_route("gemini:gemini-test", api_key=Secret("g-key"), base_url=f"http://127.0.0.1:{server.port}")
+        with pytest.raises(RouteError) as info:
+            ask(route, ChatRequest(item_id="t", text="hello"))
+    assert info.value.kind == kind
+    assert "g-key" not in info.value.message
