@@ -10,9 +10,9 @@ import pytest
 
 pytest.importorskip("google.genai")
 
-from aiohttp import web  # noqa: E402
+from aiohttp import web
 
-from omnivchat.routes import ChatRequest, RouteError, Sampling, Secret, get_route  # noqa: E402
+from omnivchat.routes import ChatRequest, RouteError, Sampling, Secret, get_route
 
 
 class FakeGemini:
