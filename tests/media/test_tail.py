@@ -211,6 +211,20 @@ def test_two_clicks_take_two_passes() -> None:
         assert hf_energy_db(xc, SR, at) - hf_energy_db(y, SR, at) >= 30.0
 
 
+def test_a_click_too_far_before_the_end_is_not_chased_past_the_bound() -> None:
+    x = speech_like(SR, 2.0, seed=12, trailing=0.0, noise_db=-70)
+    n_end = content_end(x, SR)
+    near, far = n_end - round(0.070 * SR), n_end - round(0.130 * SR)
+    xc = add_click(add_click(x, SR, near, amplitude=0.5), SR, far, amplitude=0.3, seed=2)
+    n_end = content_end(xc, SR)  # the clicks raise the peak, hence Eq. 8's threshold
+    y, info = repair_tail(xc, SR)
+    assert info.n_end == n_end and info.passes == 2
+    assert info.cutoff == n_end - round(T_BOUND_S * SR)  # pass 2 moved the onset earlier, up to the bound
+    bound = support_bound(n_end, SR)
+    assert np.array_equal(y[:bound], xc[:bound])  # so the far click stays (Eq. 12 wins)
+    assert hf_energy_db(xc, SR, near) - hf_energy_db(y, SR, near) >= 30.0
+
+
 CLEAN_CASES = [
     ("fade", -90.0, 0.15),  # natural decay, then digital silence
     ("fade", -90.0, 0.0),  # natural decay right at the end of the file
@@ -319,9 +333,10 @@ def signals(draw: st.DrawFn) -> tuple[np.ndarray, int]:
     else:
         t = np.arange(round(draw(st.floats(0, 1.0)) * sr)) / sr
         x = (draw(st.floats(1e-5, 1.0)) * np.sin(2 * np.pi * draw(st.floats(50, 7000)) * t)).astype(np.float32)
-    for _ in range(draw(st.integers(0, 3))):  # clicks anywhere, any size
+    for _ in range(draw(st.integers(0, 3))):  # clicks anywhere (often near the end), any size
         if x.size:
-            at = draw(st.integers(0, x.size - 1))
+            near_end = st.integers(max(0, x.size - round(0.2 * sr)), x.size - 1)
+            at = draw(st.one_of(st.integers(0, x.size - 1), near_end))
             x = add_click(x, sr, at, amplitude=draw(st.floats(0.001, 1.0)), seed=seed)
     zeros = draw(st.integers(0, round(0.1 * sr)))  # digital silence after
     return np.concatenate([x, np.zeros(zeros, np.float32)]), sr

@@ -71,7 +71,7 @@ def repair_tails_command(
         Path | None,
         typer.Option(
             "--out",
-            help="Where PNGs and report.json go [default: BENCH_DIR/tail-repair]. In a dry run they are "
+            help="Where PNGs and report.json go (default: BENCH_DIR/tail-repair). In a dry run they are "
             "written only when --out is given.",
         ),
     ] = None,

@@ -19,9 +19,11 @@ Pure functions on decoded mono float audio:
 The paper ranks severity with fixed measures *and* a model that ranks waveform/spectrogram panels; this
 implementation uses only the fixed measures (no model ranking).
 
-Clip-level repair (decode, repair, re-mux with the video stream copied) is :func:`repair_clip` and
-:func:`repair_clips`, implemented in ``_tail_clip.py``; the ``omnivchat repair-tails`` command is in
-``_tail_cli.py``.
+Clip level (``_tail_clip.py``, served from here): :func:`repair_clip` decodes a clip's audio at its
+native rate, repairs the mono mix's tail and re-muxes with the video stream copied, keeping the
+original as ``<stem>.orig.mp4``; :func:`repair_clips` does a batch where a bad file never sinks the
+others; :func:`find_clips` lists a bench's ``media/**/*.mp4``. The ``omnivchat repair-tails BENCH_DIR
+[--dry-run]`` command is in ``_tail_cli.py``.
 """
 
 from __future__ import annotations
@@ -30,10 +32,13 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:
+    from omnivchat.media._tail_clip import ClipTailResult, find_clips, repair_clip, repair_clips
 
 __all__ = [
     "BAND_EDGES_HZ",
@@ -51,6 +56,7 @@ __all__ = [
     "TAIL_S",
     "TRANSIENT_THRESHOLD_DB",
     "T_BOUND_S",
+    "ClipTailResult",
     "Cutoff",
     "TailRepair",
     "TailScores",
@@ -60,8 +66,11 @@ __all__ = [
     "content_end",
     "cutoff_block",
     "fade_gain",
+    "find_clips",
     "highpass_6k",
     "locate_cutoff",
+    "repair_clip",
+    "repair_clips",
     "repair_tail",
     "support_bound",
     "tail_scores",
@@ -571,3 +580,15 @@ def repair_tail(
     reason = "fallback" if used_fallback else "repaired"
     info = TailRepair(changed, n0, n_end, passes, before, after, reason, peak_db, sr)
     return y, info
+
+
+_CLIP_NAMES = ("ClipTailResult", "find_clips", "repair_clip", "repair_clips")
+
+
+def __getattr__(name: str) -> object:
+    """Clip-level names live in ``_tail_clip`` (which imports this module); served lazily from here."""
+    if name in _CLIP_NAMES:
+        from omnivchat.media import _tail_clip
+
+        return getattr(_tail_clip, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
