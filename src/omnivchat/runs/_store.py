@@ -222,11 +222,12 @@ class RunStore:
         attempt_kinds = dict(
             db.execute("SELECT error_kind, COUNT(*) FROM attempts WHERE status='failed' GROUP BY error_kind").fetchall()
         )
-        tokens = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        tokens: dict[str, float] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         for (usage,) in db.execute("SELECT usage FROM results"):
             for name, value in json.loads(usage).items():
-                if name in tokens and isinstance(value, int):
-                    tokens[name] += value
+                # token counts always; a cost only when the server reported one (never estimated here)
+                if (name in tokens or name == "cost") and isinstance(value, int | float):
+                    tokens[name] = tokens.get(name, 0) + value
         return {
             "items": items,
             "failure_kinds": kinds,
