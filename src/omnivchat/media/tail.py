@@ -576,10 +576,10 @@ def repair_tail(
     if n0 is None:
         return a.copy(), nothing(n_end, scores_before=before, scores_after=before, reason="peak below 8 dB")
     first = max(0, n0 - _samples(FADE_S, sr))
-    changed = not np.array_equal(y[first:], a[first:])
+    if np.array_equal(y[first:], a[first:]):  # the tail was already silent where the fade applies
+        return a.copy(), nothing(n_end, scores_before=before, scores_after=before, reason="clean")
     reason = "fallback" if used_fallback else "repaired"
-    info = TailRepair(changed, n0, n_end, passes, before, after, reason, peak_db, sr)
-    return y, info
+    return y, TailRepair(True, n0, n_end, passes, before, after, reason, peak_db, sr)
 
 
 _CLIP_NAMES = ("ClipTailResult", "find_clips", "repair_clip", "repair_clips")
