@@ -22,10 +22,20 @@ ErrorKind = Literal[
     "empty",  # empty text where text is required (judges)
     "media",  # a clip could not be read or fitted: the item fails, others go on
     "unsupported",  # the route cannot deliver what the request holds
+    "unparseable",  # a complete answer the caller cannot use (a judge verdict that does not parse)
 ]
 
 RETRYABLE: frozenset[str] = frozenset(
-    {"rate_limited", "server_error", "request_timeout", "timeout", "connection", "stream_cut", "malformed"}
+    {
+        "rate_limited",
+        "server_error",
+        "request_timeout",
+        "timeout",
+        "connection",
+        "stream_cut",
+        "malformed",
+        "unparseable",
+    }
 )
 
 

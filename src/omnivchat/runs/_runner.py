@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from omnivchat.bench import Bench, Instance
-from omnivchat.routes import ChatRequest, HistoryTurn, Prepared, Route, RouteError, Sampling, SimOracle
+from omnivchat.routes import ChatRequest, ChatResponse, HistoryTurn, Prepared, Route, RouteError, Sampling, SimOracle
 from omnivchat.runs._limiter import AdaptiveLimiter, backoff_delay
 from omnivchat.runs._manifest import build_manifest, write_or_check_manifest
 from omnivchat.runs._store import RunStore
@@ -82,7 +83,19 @@ class Runner:
     """Sends prepared requests through a route with bounded, adaptive concurrency and bounded retries,
     recording every attempt in the store and reusing completed results."""
 
-    def __init__(self, route: Route, store: RunStore, *, concurrency: int, retry: RetryPolicy, kind: str) -> None:
+    def __init__(
+        self,
+        route: Route,
+        store: RunStore,
+        *,
+        concurrency: int,
+        retry: RetryPolicy,
+        kind: str,
+        accept: Callable[[ChatRequest, ChatResponse], str | None] | None = None,
+    ) -> None:
+        """``accept(request, response)`` may return a reason to refuse a complete answer (e.g. a verdict that does not
+        parse): the attempt is then recorded as failed ("unparseable") and retried, and no result is stored."""
+        self.accept = accept
         self.route = route
         self.store = store
         self.kind = kind
@@ -118,6 +131,9 @@ class Runner:
                 summary.attempts += 1
                 try:
                     response = await self.route.send(prepared)
+                    refusal = self.accept(request, response) if self.accept is not None else None
+                    if refusal is not None:
+                        raise RouteError("unparseable", refusal, http_status=response.http_status)
                 except RouteError as err:
                     self.store.finish_attempt(attempt_id, key, err)
                     outcome: RouteError | None = err
@@ -206,7 +222,8 @@ async def run_eval_async(
     )
     resumed = write_or_check_manifest(run_dir, manifest)
     with (run_dir / "invocations.jsonl").open("a", encoding="utf-8") as log:
-        log.write(json.dumps({"time": time.time(), "limit": limit, "concurrency": concurrency}) + "\n")
+        entry = {"time": time.time(), "bench": str(bench.root.resolve()), "limit": limit, "concurrency": concurrency}
+        log.write(json.dumps(entry) + "\n")
     summary = RunSummary(run_dir=run_dir, total=len(instances), resumed=resumed)
     started = time.perf_counter()
     store = RunStore(run_dir / STORE_FILE)

@@ -1,0 +1,102 @@
+"""Judges and panels: a judges file (TOML or JSON) naming each judge's model and endpoint, and named panels."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+RULE_JUDGE = "rule"  # the offline rule judge: always available, needs no file entry
+
+
+class JudgeSpec(BaseModel):
+    """One LLM judge. ``api_key_env`` names the variable holding its key (None: no key is sent)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_concurrency: int = Field(default=2, gt=0)
+    temperature: float = 0.0
+    max_tokens: int = Field(default=2048, gt=0)
+    thinking: bool | None = Field(default=False, description="Thinking off where the route supports it.")
+    response_format: dict[str, Any] | None = Field(default=None, description='e.g. {"type": "json_object"}.')
+    extra: dict[str, Any] = Field(default_factory=dict, description="Extra fields merged into each request.")
+
+    def identity(self) -> dict[str, Any]:
+        """What decides this judge's verdicts (endpoint and key variable excluded)."""
+        return self.model_dump(exclude={"base_url", "api_key_env", "max_concurrency"})
+
+
+class JudgesConfig(BaseModel):
+    """The judges file: ``judges`` (a list, or a table keyed by name) and ``panels`` (name -> judge names)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    judges: dict[str, JudgeSpec] = Field(default_factory=dict)
+    panels: dict[str, list[str]] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _judges_by_name(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            judges = data.get("judges", {})
+            if isinstance(judges, list):
+                judges = {j.get("name"): j for j in judges if isinstance(j, dict)}
+            elif isinstance(judges, dict):
+                judges = {
+                    name: {"name": name, **spec} if isinstance(spec, dict) else spec for name, spec in judges.items()
+                }
+            data = {**data, "judges": judges}
+        return data
+
+    @model_validator(mode="after")
+    def _panels_name_known_judges(self) -> JudgesConfig:
+        for panel, members in self.panels.items():
+            unknown = [m for m in members if m not in self.judges and m != RULE_JUDGE]
+            if unknown:
+                raise ValueError(f"panel {panel!r} names judges not in the file: {', '.join(unknown)}")
+            if len(set(members)) != len(members) or not members:
+                raise ValueError(f"panel {panel!r} must list distinct judges, at least one")
+        return self
+
+    def panel(self, name: str | None) -> list[str]:
+        """Judge names of panel ``name``; with None, the panel called 'default', else every judge in the file."""
+        if name is None:
+            return self.panels.get("default") or list(self.judges)
+        if name not in self.panels:
+            raise KeyError(f"no panel {name!r}; the file defines: {', '.join(self.panels) or 'none'}")
+        return self.panels[name]
+
+
+class JudgesFileError(ValueError):
+    """The judges file cannot be read; the message names the file and the problem."""
+
+
+def load_judges(path: str | Path | None) -> JudgesConfig:
+    """Read a judges file (TOML or JSON). Without a file only the offline rule judge exists."""
+    if path is None:
+        return JudgesConfig()
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except OSError as err:
+        raise JudgesFileError(f"{path}: cannot read ({err.strerror})") from None
+    except (ValueError, tomllib.TOMLDecodeError) as err:
+        raise JudgesFileError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'JSON'} ({err})") from None
+    try:
+        return JudgesConfig.model_validate(data)
+    except ValidationError as err:
+        details = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'file'}: {e['msg'].removeprefix('Value error, ')}" for e in err.errors()
+        )
+        raise JudgesFileError(f"{path}: {details}") from None
+
+
+Aggregate = Literal["mean", "majority"]

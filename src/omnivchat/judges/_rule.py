@@ -1,0 +1,41 @@
+"""The offline rule judge: decides criteria that carry a machine `check`, with the spoken-answer normaliser.
+
+It is honest about its limits: an instance with any criterion lacking a check gets no rule verdict at all
+(None, "unscored"), never a guess.
+"""
+
+from __future__ import annotations
+
+from omnivchat.bench import Check, Instance
+
+
+def _holds(check: Check, reply: str) -> bool:
+    from omnivchat.scoring.spoken import contains_phrase, detect_language, numbers_in
+
+    def present(entry: str | list[str], *, negation_aware: bool = True) -> bool:
+        options = [entry] if isinstance(entry, str) else entry
+        return any(contains_phrase(reply, option, negation_aware=negation_aware) for option in options)
+
+    if check.language is not None and detect_language(reply) != check.language:
+        return False
+    if check.any_of and not any(present(e) for e in check.any_of):
+        return False
+    if check.all_of and not all(present(e) for e in check.all_of):
+        return False
+    # a forbidden word counts wherever it stands, negated or not ("I did not move it" still names the act)
+    if check.none_of and any(present(e, negation_aware=False) for e in check.none_of):
+        return False
+    if check.numbers:
+        said = numbers_in(reply)
+        if not all(any(abs(n - s) < 1e-9 for s in said) for n in check.numbers):
+            return False
+    return True
+
+
+def rule_verdict(instance: Instance, reply: str) -> tuple[list[int] | None, str]:
+    """(hits, reason): the criteria met by ``reply``, or None with the reason when a criterion has no check."""
+    unchecked = [n for n, c in enumerate(instance.rubric, start=1) if c.check is None]
+    if unchecked:
+        return None, f"criteria {unchecked} carry no machine check: the rule judge cannot decide them"
+    hits = [n for n, c in enumerate(instance.rubric, start=1) if c.check is not None and _holds(c.check, reply)]
+    return hits, "decided by machine checks"

@@ -1,0 +1,288 @@
+"""Judging a run: rubric and style requests through the same routes and store as the run (cached, resumable),
+and panel scores assembled from what is stored. A partial panel never yields a number."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from omnivchat._canonical import sha256_text
+from omnivchat.bench import Bench, Instance, load_bench
+from omnivchat.judges._config import RULE_JUDGE, Aggregate, JudgesConfig, JudgeSpec
+from omnivchat.judges._requests import STYLE_REQUIREMENTS, JudgePrompts, aliases_for, rubric_request, style_request
+from omnivchat.judges._rule import rule_verdict
+from omnivchat.judges._verdict import parse_verdict
+from omnivchat.routes import ChatRequest, ChatResponse, Route, get_route, resolve_api_key, resolve_settings
+from omnivchat.runs import CANDIDATE, STORE_FILE, RetryPolicy, RunError, Runner, RunStore, RunSummary, load_manifest
+from omnivchat.runs._manifest import bench_identity
+from omnivchat.scoring import ScoredReply, rubric_score
+
+JUDGES_FILE = "judges.json"
+
+
+def rubric_kind(judge: str) -> str:
+    return f"rubric:{judge}"
+
+
+def style_kind(judge: str) -> str:
+    return f"style:{judge}"
+
+
+def run_bench(run_dir: Path, bench_dir: Path | None) -> Bench:
+    """The bench of a run: the one given, or the one recorded at its last invocation; checked against the
+    manifest so that verdicts always refer to the instances that were run."""
+    if bench_dir is None:
+        log = Path(run_dir) / "invocations.jsonl"
+        lines = log.read_text(encoding="utf-8").splitlines() if log.is_file() else []
+        if not lines:
+            raise RunError(f"{run_dir}: no bench recorded; pass --bench")
+        bench_dir = Path(json.loads(lines[-1])["bench"])
+    bench = load_bench(bench_dir)
+    manifest = load_manifest(run_dir)
+    if bench_identity(bench, bench.instances)["instances_sha256"] != manifest["bench"]["instances_sha256"]:
+        raise RunError(f"{bench_dir} is not the bench {run_dir} was run on (instances differ)")
+    return bench
+
+
+def candidate_replies(store: RunStore) -> dict[str, str | None]:
+    """Item id -> the model's reply (None when its request failed)."""
+    replies: dict[str, str | None] = {}
+    for item in store.items(CANDIDATE):
+        result = store.result(item["key"]) if item["status"] == "done" and item["key"] else None
+        replies[item["item_id"]] = result.text if result else None
+    return replies
+
+
+def _record_identities(run_dir: Path, specs: list[JudgeSpec], prompts: JudgePrompts) -> None:
+    """Refuse a judge name that already graded this run with other settings or prompts."""
+    path = Path(run_dir) / JUDGES_FILE
+    known: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    for spec in specs:
+        identity = {
+            **spec.identity(),
+            "rubric_prompt_sha256": sha256_text(prompts.rubric_system + prompts.rubric_user),
+            "style_prompt_sha256": sha256_text(prompts.style_system + prompts.style_user),
+        }
+        if spec.name in known and known[spec.name] != identity:
+            changed = sorted(k for k in identity if known[spec.name].get(k) != identity[k])
+            raise RunError(
+                f"judge {spec.name!r} already graded {run_dir} with other settings ({', '.join(changed)}); "
+                "give the new settings another judge name"
+            )
+        known[spec.name] = identity
+    path.write_text(json.dumps(known, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _judge_route(spec: JudgeSpec) -> Route:
+    default_thinking = resolve_settings(spec.model).thinking
+    return get_route(
+        spec.model,
+        api_key=resolve_api_key(spec.api_key_env),
+        base_url=spec.base_url,
+        media_input="none",
+        # thinking off only where the route is known to take the switch; elsewhere the field is left out
+        thinking=spec.thinking if default_thinking is not None and spec.thinking is not None else None,
+        max_concurrency=spec.max_concurrency,
+        extra_body=spec.extra or None,
+    )
+
+
+@dataclass
+class JudgeReport:
+    """What one `judge` invocation did, per judge and task ("rubric:NAME", "style:NAME")."""
+
+    summaries: dict[str, RunSummary] = field(default_factory=dict)
+    empty_replies: int = 0
+    failed_candidates: int = 0
+
+
+async def judge_run_async(
+    run_dir: str | Path,
+    bench: Bench,
+    config: JudgesConfig,
+    judges: list[str],
+    *,
+    prompts: JudgePrompts | None = None,
+    style_judge: str | None = None,
+    aliases: list[str] | None = None,
+    max_attempts: int = 3,
+    progress: bool = True,
+) -> JudgeReport:
+    """Send every missing rubric verdict (and style check) for the run's non-empty replies; reuse stored ones.
+
+    An unparseable verdict is retried up to ``max_attempts`` times, then left failed: "unscored" downstream.
+    """
+    run_dir = Path(run_dir)
+    prompts = prompts or JudgePrompts()
+    manifest = load_manifest(run_dir)
+    model_id = manifest["route"]["model"]
+    names = [j for j in judges if j != RULE_JUDGE]
+    unknown = [j for j in [*names, *([style_judge] if style_judge else [])] if j not in config.judges]
+    if unknown:
+        raise RunError(f"judges not in the judges file: {', '.join(unknown)}")
+    specs = [config.judges[n] for n in dict.fromkeys([*names, *([style_judge] if style_judge else [])])]
+    _record_identities(run_dir, specs, prompts)
+    by_id = {i.id: i for i in bench.instances}
+    report = JudgeReport()
+    store = RunStore(run_dir / STORE_FILE)
+    try:
+        replies = candidate_replies(store)
+        todo: list[tuple[Instance, str]] = []
+        for item_id, reply in replies.items():
+            if reply is None:
+                report.failed_candidates += 1
+            elif not reply.strip():
+                report.empty_replies += 1  # scored 0 without being judged
+            else:
+                todo.append((by_id[item_id], reply))
+        model_aliases = aliases_for(model_id, aliases)
+
+        def rubric_ok(request: ChatRequest, response: ChatResponse) -> str | None:
+            k = len(by_id[request.item_id].rubric)
+            return None if parse_verdict(response.text, k) is not None else "rubric verdict does not parse"
+
+        def style_ok(request: ChatRequest, response: ChatResponse) -> str | None:
+            parsed = parse_verdict(response.text, STYLE_REQUIREMENTS)
+            return None if parsed is not None else "style verdict does not parse"
+
+        jobs = []
+        for spec in specs:
+            tasks = []
+            if spec.name in names:
+                work = [
+                    (rubric_request(i, r, model_id=model_id, aliases=model_aliases, prompts=prompts, spec=spec), {})
+                    for i, r in todo
+                ]
+                tasks.append((rubric_kind(spec.name), work, rubric_ok))
+            if spec.name == style_judge:
+                work = [(style_request(i, r, prompts=prompts, spec=spec), {}) for i, r in todo]
+                tasks.append((style_kind(spec.name), work, style_ok))
+            for kind, work, accept in tasks:
+                route = _judge_route(spec)
+                runner = Runner(
+                    route,
+                    store,
+                    concurrency=spec.max_concurrency,
+                    retry=RetryPolicy(max_attempts=max_attempts),
+                    kind=kind,
+                    accept=accept,
+                )
+                summary = RunSummary(run_dir=run_dir, total=len(work))
+                report.summaries[kind] = summary
+                jobs.append((runner, work, summary, kind, route))
+
+        async def run_one(runner: Runner, work: list, summary: RunSummary, kind: str, route: Any) -> None:
+            try:
+                await runner.run_all(work, summary, progress=progress, label=kind)
+            finally:
+                await route.aclose()
+
+        await asyncio.gather(*(run_one(*job) for job in jobs))
+    finally:
+        store.close()
+    return report
+
+
+def judge_run(*args: Any, **kwargs: Any) -> JudgeReport:
+    """Synchronous :func:`judge_run_async`."""
+    return asyncio.run(judge_run_async(*args, **kwargs))
+
+
+@dataclass
+class ItemScore:
+    """One instance's outcome under a panel; ``score`` None means unscored, with ``reason``."""
+
+    item_id: str
+    subcategory: str
+    source: str
+    reply: str | None
+    score: float | None
+    style: float | None
+    reason: str
+    per_judge: dict[str, float | None] = field(default_factory=dict)
+
+    def scored_reply(self) -> ScoredReply:
+        return ScoredReply(
+            subcategory=self.subcategory,
+            source=self.source,
+            score=self.score,
+            reply=self.reply,
+            style=self.style,  # type: ignore[arg-type]
+        )
+
+
+def _stored_verdict(store: RunStore, kind: str, item_id: str, n: int) -> tuple[list[int] | None, str]:
+    rows = [i for i in store.items(kind) if i["item_id"] == item_id]
+    if not rows:
+        return None, "not judged"
+    row = rows[0]
+    if row["status"] != "done":
+        return None, f"{row['error_kind']}: {row['error']}"
+    result = store.result(row["key"])
+    hits = parse_verdict(result.text, n) if result else None
+    return hits, "ok" if hits is not None else "verdict does not parse"
+
+
+def panel_hits_majority(verdicts: list[list[int]], n: int) -> list[int]:
+    """Per-criterion majority: a criterion is met when more than half of the judges found it met (ties: not)."""
+    return [c for c in range(1, n + 1) if 2 * sum(c in v for v in verdicts) > len(verdicts)]
+
+
+def collect_scores(
+    run_dir: str | Path,
+    bench: Bench,
+    panel: list[str],
+    *,
+    aggregate: Aggregate = "mean",
+    style_judge: str | None = None,
+) -> list[ItemScore]:
+    """Panel scores for every instance of the run, from stored verdicts only (no request is sent).
+
+    Empty replies score 0 (and style 0) without verdicts. A reply with any panel judge missing or unparseable
+    is unscored: its score is None and the reason says which judge and why.
+    """
+    if not panel:
+        raise ValueError("a panel needs at least one judge")
+    run_dir = Path(run_dir)
+    by_id = {i.id: i for i in bench.instances}
+    scores: list[ItemScore] = []
+    with RunStore(run_dir / STORE_FILE) as store:
+        replies = candidate_replies(store)
+        for item_id, reply in replies.items():
+            instance = by_id[item_id]
+            base = {"item_id": item_id, "subcategory": instance.subcategory, "source": instance.source, "reply": reply}
+            if reply is None:
+                scores.append(ItemScore(**base, score=None, style=None, reason="request failed"))
+                continue
+            if not reply.strip():
+                scores.append(ItemScore(**base, score=0.0, style=0.0, reason="empty reply (0, not judged)"))
+                continue
+            n = len(instance.rubric)
+            verdicts: dict[str, list[int] | None] = {}
+            reasons = []
+            for judge in panel:
+                if judge == RULE_JUDGE:
+                    hits, why = rule_verdict(instance, reply)
+                else:
+                    hits, why = _stored_verdict(store, rubric_kind(judge), item_id, n)
+                verdicts[judge] = hits
+                if hits is None:
+                    reasons.append(f"{judge}: {why}")
+            per_judge = {j: (None if h is None else rubric_score(instance.tiers, h)) for j, h in verdicts.items()}
+            score: float | None = None
+            if not reasons:
+                valid = [h for h in verdicts.values() if h is not None]
+                if aggregate == "majority":
+                    score = rubric_score(instance.tiers, panel_hits_majority(valid, n))
+                else:
+                    score = sum(v for v in per_judge.values() if v is not None) / len(panel)
+            style = None
+            if style_judge is not None:
+                hits, _ = _stored_verdict(store, style_kind(style_judge), item_id, STYLE_REQUIREMENTS)
+                style = None if hits is None else float(len(hits) == STYLE_REQUIREMENTS)
+            reason = "; ".join(reasons) if reasons else f"panel {aggregate} of {len(panel)}"
+            scores.append(ItemScore(**base, score=score, style=style, reason=reason, per_judge=per_judge))
+    return scores
