@@ -12,8 +12,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-console = Console(width=None if sys.stdout.isatty() else 140)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
+console = Console(width=None if sys.stdout.isatty() else 140, emoji=False)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140, emoji=False)
 runs_app = typer.Typer(help="Inspect run directories.", no_args_is_help=True)
 
 

@@ -18,8 +18,8 @@ app = typer.Typer(
     add_completion=False,
 )
 # Wide enough for the 12 Table 1 columns when output is piped (rich assumes 80 columns there).
-console = Console(width=None if sys.stdout.isatty() else 140)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
+console = Console(width=None if sys.stdout.isatty() else 140, emoji=False)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140, emoji=False)
 
 
 def _fail(message: str) -> typer.Exit:
@@ -66,58 +66,94 @@ def validate(
     )
 
 
-@app.command()
-def score(
-    bench: Annotated[Path, typer.Option("--bench", help="Bench directory the hits refer to.")],
-    hits: Annotated[Path, typer.Option("--hits", help='JSONL of {"id", "hits", "reply", "style"?} per instance.')],
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the Table 1 row as JSON here.")] = None,
-) -> None:
-    """Score graded replies with the gated rubric (Eq. 1) and print the paper's Table 1 row.
+def print_table1(row: object, title: str) -> dict:
+    """Print a Table 1 row with the counts behind it; return its values."""
+    from omnivchat.scoring import TABLE1_COLUMNS
 
-    Every bench instance needs exactly one line in the hits file; a missing id or a hit outside 1..K is an
-    error, never a zero.
-    """
-    from omnivchat.bench import BenchError, HitsError, load_bench, load_hits
-    from omnivchat.scoring import TABLE1_COLUMNS, ScoredReply, rubric_score, table1_row
-
-    try:
-        loaded = load_bench(bench)
-        graded = load_hits(hits, loaded)
-    except (BenchError, HitsError) as err:
-        raise _fail(str(err)) from None
-    records = [
-        ScoredReply(
-            subcategory=i.subcategory,
-            source=i.source,
-            score=rubric_score(i.tiers, graded[i.id].hits),
-            reply=graded[i.id].reply,
-            style=None if graded[i.id].style is None else float(graded[i.id].style),
-        )
-        for i in loaded.instances
-    ]
-    row = table1_row(records)
-    table = Table(title=f"Table 1 row: {loaded.info.name}", title_justify="left")
+    values = row.model_dump()  # type: ignore[attr-defined]
+    table = Table(title=title, title_justify="left")
     for column in TABLE1_COLUMNS:
         table.add_column(column, justify="right")
-    values = row.model_dump()
     table.add_row(
         *("—" if values[c] is None else f"{values[c]:.{2 if c in ('RE', 'Len') else 3}f}" for c in TABLE1_COLUMNS)
     )
     console.print(table)
     console.print(
-        f"{row.n_instances} instances: {row.n_scored} scored, {row.n_unscored} unscored, "
-        f"{row.n_empty_replies} empty replies, {row.n_style_graded} style-graded. — marks a column with no data."
+        f"{values['n_instances']} instances: {values['n_scored']} scored, {values['n_unscored']} unscored "
+        f"({values['n_failed_requests']} failed requests), {values['n_empty_replies']} empty replies, "
+        f"{values['n_style_graded']} style-graded. — marks a column with no data."
     )
+    return values
+
+
+@app.command()
+def score(
+    run_dir: Annotated[Path | None, typer.Argument(help="Run directory to score from its stored verdicts.")] = None,
+    bench: Annotated[Path | None, typer.Option("--bench", help="Bench directory (default for a run: its own).")] = None,
+    hits: Annotated[
+        Path | None, typer.Option("--hits", help='Score a JSONL of {"id", "hits", "reply", "style"?} instead of a run.')
+    ] = None,
+    judges: Annotated[
+        Path | None, typer.Option("--judges", help="Judges file (TOML or JSON) naming the panels.")
+    ] = None,
+    panel: Annotated[
+        str | None, typer.Option("--panel", help="Panel name, or one judge name ('rule': offline).")
+    ] = None,
+    aggregate: Annotated[
+        str, typer.Option("--aggregate", help="mean of judge scores, or per-criterion majority.")
+    ] = "mean",
+    style_judge: Annotated[str | None, typer.Option("--style-judge", help="Judge whose style checks count.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the Table 1 row as JSON here.")] = None,
+) -> None:
+    """Print the paper's Table 1 row: from a run's stored judge verdicts (RUN_DIR), or from a hits file.
+
+    Scores use the gated rubric (Eq. 1). From a run, a reply with a failed request or an incomplete panel is
+    unscored and counted apart, never averaged as 0; no request is sent (run `omnivchat judge` first). From a
+    hits file, every bench instance needs exactly one line; a missing id or a hit outside 1..K is an error.
+    """
+    from omnivchat.bench import BenchError, HitsError, load_bench, load_hits
+    from omnivchat.scoring import ScoredReply, rubric_score, table1_row
+
+    if (run_dir is None) == (hits is None):
+        raise _fail("give either RUN_DIR (score a run) or --bench with --hits (score a hits file)")
+    if hits is not None:
+        if bench is None:
+            raise _fail("--hits needs --bench")
+        try:
+            loaded = load_bench(bench)
+            graded = load_hits(hits, loaded)
+        except (BenchError, HitsError) as err:
+            raise _fail(str(err)) from None
+        records = [
+            ScoredReply(
+                subcategory=i.subcategory,
+                source=i.source,
+                score=rubric_score(i.tiers, graded[i.id].hits),
+                reply=graded[i.id].reply,
+                style=None if graded[i.id].style is None else float(graded[i.id].style),
+            )
+            for i in loaded.instances
+        ]
+        name = loaded.info.name
+        values = print_table1(table1_row(records), f"Table 1 row: {name}")
+    else:
+        from omnivchat._cli_judges import score_run
+
+        assert run_dir is not None
+        name, values = score_run(run_dir, bench, judges, panel, aggregate, style_judge)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps({"bench": loaded.info.name, **values}, indent=2) + "\n", encoding="utf-8")
+        output.write_text(json.dumps({"bench": name, **values}, indent=2) + "\n", encoding="utf-8")
         console.print(f"wrote {output}")
 
 
 def _register() -> None:
     """Sub-commands that live beside their packages; each imports its heavy parts only when it runs."""
+    from omnivchat._cli_judges import judge_command, judges_app
     from omnivchat._cli_runs import eval_command, export_command, runs_app
 
+    app.command("judge")(judge_command)
+    app.add_typer(judges_app, name="judges")
     app.command("eval")(eval_command)
     app.command("export")(export_command)
     app.add_typer(runs_app, name="runs")

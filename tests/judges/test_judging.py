@@ -1,0 +1,152 @@
+"""Judging a run end to end: LLM judges on the loopback server, caching, unscored verdicts, panels, styles."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from omnivchat.cli import app
+from omnivchat.judges import (
+    JudgesConfig,
+    collect_scores,
+    judge_run,
+    load_judges,
+    panel_hits_majority,
+)
+from omnivchat.routes import get_route
+from omnivchat.runs import RetryPolicy, RunError, run_eval
+from omnivchat.testing import Behaviour, LoopbackServer, message_text
+
+runner = CliRunner()
+
+
+def verdict_rules(request_json):
+    """Judge A: everything met. Judge B: only the gate. Style judge: all seven."""
+    text = message_text(request_json)
+    model = request_json["model"]
+    if "checklist of 7" in text:
+        return Behaviour(text='{"hits": [1, 2, 3, 4, 5, 6, 7], "reasoning": "fine"}')
+    if model == "judge-a":
+        return Behaviour(text='Verdict:\n```json\n{"hits": [1, 2, 3], "reasoning": "all"}\n```')
+    if model == "judge-b":
+        return Behaviour(text='{"hits": [1], "reasoning": "gate only"}')
+    return Behaviour(text="I am not a judge")
+
+
+@pytest.fixture
+def server():
+    with LoopbackServer(rules=verdict_rules) as srv:
+        yield srv
+
+
+@pytest.fixture
+def judged_run(small_bench, tmp_path):
+    out = tmp_path / "run"
+    summary = run_eval(small_bench, get_route("sim:healthy"), out, system_prompt="x", progress=False)
+    assert summary.done == 4
+    return out
+
+
+def judges_file(tmp_path, server, **extra) -> str:
+    judges = [
+        {"name": "A", "model": "judge-a", "base_url": server.base_url, **extra},
+        {"name": "B", "model": "judge-b", "base_url": server.base_url},
+        {"name": "G", "model": "garbage", "base_url": server.base_url},
+    ]
+    path = tmp_path / "judges.json"
+    path.write_text(json.dumps({"judges": judges, "panels": {"default": ["A", "B"], "ab-rule": ["A", "rule"]}}))
+    return str(path)
+
+
+def test_judge_then_score_and_second_pass_sends_nothing(judged_run, small_bench, server, tmp_path):
+    config = load_judges(judges_file(tmp_path, server))
+    report = judge_run(judged_run, small_bench, config, ["A", "B"], style_judge="A", progress=False)
+    assert report.summaries["rubric:A"].done == 4 and report.summaries["style:A"].done == 4
+    sent = server.count
+    assert sent == 12  # 4 replies x (A, B, style by A)
+    again = judge_run(judged_run, small_bench, config, ["A", "B"], style_judge="A", progress=False)
+    assert server.count == sent and again.summaries["rubric:A"].reused == 4
+    first = server.chat_requests[0].json
+    assert first["temperature"] == 0.0 and "enable_thinking" not in first  # unknown route: field left out
+    assert "[tier 0]" in message_text(first) and "reference reply for" in message_text(first)
+    scores = {s.item_id: s for s in collect_scores(judged_run, small_bench, ["A", "B"], style_judge="A")}
+    assert scores["s1"].per_judge == {"A": 1.0, "B": 0.0}
+    assert scores["s1"].score == 0.5 and scores["s1"].style == 1.0
+    majority = collect_scores(judged_run, small_bench, ["A", "B"], aggregate="majority")
+    assert all(s.score == 0.0 for s in majority)  # ties are not a majority: only the gate is met by both
+
+
+def test_garbage_verdicts_are_unscored_never_zero(judged_run, small_bench, server, tmp_path):
+    config = load_judges(judges_file(tmp_path, server))
+    report = judge_run(judged_run, small_bench, config, ["G"], max_attempts=3, progress=False)
+    assert report.summaries["rubric:G"].failures == {"unparseable": 4}
+    assert server.count == 12  # asked three times each, then given up
+    scores = collect_scores(judged_run, small_bench, ["G"])
+    assert all(s.score is None and "unparseable" in s.reason for s in scores)
+
+
+def test_a_panel_missing_a_judge_gives_no_score(judged_run, small_bench, server, tmp_path):
+    config = load_judges(judges_file(tmp_path, server))
+    judge_run(judged_run, small_bench, config, ["A"], progress=False)  # --only-judge A
+    scores = collect_scores(judged_run, small_bench, ["A", "B"])
+    assert all(s.score is None and "B: not judged" in s.reason for s in scores)
+    judge_run(judged_run, small_bench, config, ["B"], progress=False)  # later: B alone
+    assert all(s.score == 0.5 for s in collect_scores(judged_run, small_bench, ["A", "B"]))
+
+
+def test_empty_replies_score_zero_without_judging(small_bench, tmp_path):
+    out = tmp_path / "run"
+    with LoopbackServer(default=Behaviour(text="")) as candidate:
+        route = get_route("omni", base_url=candidate.base_url)
+        run_eval(small_bench, route, out, system_prompt="x", progress=False, retry=RetryPolicy(max_attempts=1))
+    with LoopbackServer(rules=verdict_rules) as server:
+        config = load_judges(judges_file(tmp_path, server))
+        report = judge_run(out, small_bench, config, ["A"], style_judge="A", progress=False)
+        assert server.count == 0 and report.empty_replies == 4
+    scores = collect_scores(out, small_bench, ["A"], style_judge="A")
+    assert all((s.score, s.style) == (0.0, 0.0) for s in scores)
+
+
+def test_judge_settings_changes_need_a_new_name(judged_run, small_bench, server, tmp_path):
+    judge_run(judged_run, small_bench, load_judges(judges_file(tmp_path, server)), ["A"], progress=False)
+    changed = load_judges(judges_file(tmp_path, server, temperature=0.7))
+    with pytest.raises(RunError, match=r"judge 'A' already graded .*\(temperature\)"):
+        judge_run(judged_run, small_bench, changed, ["A"], progress=False)
+
+
+def test_cli_judge_and_score_with_rule_panel(judged_run, server, tmp_path):
+    path = judges_file(tmp_path, server)
+    result = runner.invoke(app, ["judge", str(judged_run), "--judges", path, "--panel", "ab-rule", "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "rubric:A: 4/4 verdicts" in result.output
+    out = tmp_path / "row.json"
+    result = runner.invoke(app, ["score", str(judged_run), "--judges", path, "--panel", "ab-rule", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    row = json.loads(out.read_text())
+    # small-bench rubrics carry no machine checks: the rule judge cannot decide them, so nothing is scored
+    assert row["n_unscored"] == 4 and row["Mean"] is None
+    assert "rule: criteria [1, 2, 3] carry no machine check" in result.output
+
+
+def test_judges_file_errors(tmp_path):
+    bad = tmp_path / "j.toml"
+    bad.write_text('[judges.A]\nmodel = "m"\n[panels]\ndefault = ["A", "Z"]\n')
+    with pytest.raises(ValueError, match="panel 'default' names judges not in the file: Z"):
+        load_judges(bad)
+    bad.write_text("[judges.A\n")
+    with pytest.raises(ValueError, match="not valid TOML"):
+        load_judges(bad)
+    good = tmp_path / "g.toml"
+    good.write_text('[judges.A]\nmodel = "m"\nextra = { top_k = 1 }\n[panels]\nsolo = ["A"]\n')
+    config = load_judges(good)
+    assert isinstance(config, JudgesConfig) and config.judges["A"].extra == {"top_k": 1}
+    assert config.panel("solo") == ["A"] and config.panel(None) == ["A"]
+    with pytest.raises(KeyError, match="no panel 'nope'"):
+        config.panel("nope")
+
+
+def test_majority_of_verdicts():
+    assert panel_hits_majority([[1, 2], [1, 3], [1, 2, 3]], 3) == [1, 2, 3]
+    assert panel_hits_majority([[1, 2], [1]], 2) == [1]
