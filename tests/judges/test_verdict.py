@@ -35,4 +35,3 @@ CASES = [
 @pytest.mark.parametrize(("text", "expected"), CASES)
 def test_parse_verdict(text, expected):
     assert parse_verdict(text, 5) == expected
-
