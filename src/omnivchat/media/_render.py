@@ -36,7 +36,7 @@ from omnivchat.media._spec import SceneSpec, SpeechLine, image_side, user_side
 
 SAMPLE_RATE = 44_100
 # Bump when the drawing, the mix or the timeline format changes: part of the render cache key.
-RENDERER_VERSION = "1"
+RENDERER_VERSION = "2"  # 2: speech segments end with a short fade (espeak stops at full level)
 TIMELINE_VERSION = 1
 _PAUSE = re.compile(r"\[\s*pause(?:\s*[=:]?\s*(\d+(?:\.\d+)?)\s*s?)?\s*\]", re.IGNORECASE)
 _DEFAULT_PAUSE = 0.5
@@ -173,6 +173,20 @@ def _segments(text: str) -> list[tuple[str, float]]:
     return out
 
 
+def _fade_out(samples: np.ndarray, seconds: float = 0.025) -> np.ndarray:
+    """espeak-ng often stops voicing at full level; a raised-cosine fade ending where the voice ends (the
+    Eq. 11 shape with n0 at the content end) keeps that from reading as a cut-off in every rendered clip."""
+    if samples.size == 0:
+        return samples
+    loud = np.flatnonzero(np.abs(samples) > 1e-3 * float(np.abs(samples).max()))
+    end = int(loud[-1]) + 1 if loud.size else samples.size
+    n = min(end, round(seconds * SAMPLE_RATE))
+    out = samples.copy()
+    out[end - n : end] *= (0.5 * (1 + np.cos(np.pi * np.arange(1, n + 1) / n))).astype(np.float32)
+    out[end:] = 0.0
+    return out
+
+
 def _speak_line(index: int, line: SpeechLine, speaker_order: list[str]) -> _Line:
     from omnivchat.media._tts import speak
 
@@ -187,7 +201,7 @@ def _speak_line(index: int, line: SpeechLine, speaker_order: list[str]) -> _Line
     for seg_text, pause in _segments(line.text):
         if seg_text:
             utt = speak(seg_text, voice=voice, rate=rate, pitch=pitch, pitch_range=pitch_range, volume=volume)
-            parts.append(utt.samples)
+            parts.append(_fade_out(utt.samples))
             for w in utt.words:
                 words.append(
                     {
