@@ -94,6 +94,43 @@ def judge_command(
         raise typer.Exit(code=1)
 
 
+def write_scores(run_dir: Path, bench, items, row, panel: list[str], aggregate: str, style_judge: str | None) -> Path:
+    """RUN_DIR/scores.json: the Table 1 row and every item's score with its reason (what reports read)."""
+    import json
+
+    from omnivchat.runs import load_manifest
+
+    manifest = load_manifest(run_dir)
+    data = {
+        "schema": "omnivchat-scores-v1",
+        "model": manifest["route"]["model"],
+        "simulated": manifest.get("simulated", False),
+        "condition": manifest["condition"],
+        "bench": {"name": bench.info.name, "version": bench.info.version},
+        "panel": panel,
+        "aggregate": aggregate,
+        "style_judge": style_judge,
+        "table1": row.model_dump(),
+        "items": [
+            {
+                "id": i.item_id,
+                "subcategory": i.subcategory,
+                "source": i.source,
+                "score": i.score,
+                "style": i.style,
+                "reason": i.reason,
+                "per_judge": i.per_judge,
+                "empty": i.reply is not None and not i.reply.strip(),
+                "request_failed": i.reply is None,
+            }
+            for i in items
+        ],
+    }
+    path = Path(run_dir) / "scores.json"
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
 def score_run(
     run_dir: Path, bench: Path | None, judges: Path | None, panel: str | None, aggregate: str, style_judge: str | None
 ) -> tuple[str, dict]:
@@ -117,9 +154,42 @@ def score_run(
     row = table1_row([i.scored_reply() for i in items])
     title = f"Table 1 row: {the_bench.info.name}, panel {'+'.join(members)} ({aggregate})"
     values = print_table1(row, title)
+    written = write_scores(run_dir, the_bench, items, row, members, aggregate, style_judge)
+    console.print(f"wrote {written}")
     unscored = [i for i in items if i.score is None]
     for item in unscored[:10]:
         console.print(f"  unscored {item.item_id}: {item.reason}")
     if len(unscored) > 10:
         console.print(f"  ... and {len(unscored) - 10} more")
     return the_bench.info.name, {**values, "panel": members, "aggregate": aggregate}
+
+
+@judges_app.command("agree")
+def agree_command(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory graded by several judges.")],
+    judges: Annotated[str, typer.Option("--judges", help="Judge names to compare, comma-separated (at least two).")],
+    bench: Annotated[Path | None, typer.Option("--bench", help="Bench directory (default: the run's own).")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="JSON file (default RUN_DIR/agreement.json).")
+    ] = None,
+    resamples: Annotated[int, typer.Option("--resamples", min=10, help="Bootstrap resamples.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+) -> None:
+    """Table 2 of the paper for any judges on the same replies: per-judge scores, pairwise agreement and kappa,
+    Krippendorff's alpha, bootstrap SD, repeat-run variation, variance shares and profile correlations."""
+    from omnivchat.judges import agreement_report, collect_judgments, render_agreement, run_bench
+
+    names = [n.strip() for n in judges.split(",") if n.strip()]
+    if len(names) < 2:
+        raise _fail("--judges needs at least two judge names")
+    try:
+        the_bench = run_bench(run_dir, bench)
+        report = agreement_report(collect_judgments(run_dir, the_bench, names), names, n_resamples=resamples, seed=seed)
+    except (*_errors(), ValueError) as err:
+        raise _fail(str(err)) from None
+    for table in render_agreement(report):
+        console.print(table)
+    path = output or run_dir / "agreement.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    console.print(f"wrote {path}")

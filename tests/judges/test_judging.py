@@ -150,3 +150,18 @@ def test_judges_file_errors(tmp_path):
 def test_majority_of_verdicts():
     assert panel_hits_majority([[1, 2], [1, 3], [1, 2, 3]], 3) == [1, 2, 3]
     assert panel_hits_majority([[1, 2], [1]], 2) == [1]
+
+
+def test_cli_agreement_study(judged_run, server, tmp_path):
+    path = judges_file(tmp_path, server)
+    assert runner.invoke(app, ["judge", str(judged_run), "--judges", path, "--no-progress"]).exit_code == 0
+    result = runner.invoke(app, ["judges", "agree", str(judged_run), "--judges", "A,B", "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    report = json.loads((judged_run / "agreement.json").read_text())
+    rows = {r["judge"]: r for r in report["rows"]}
+    assert rows["A"]["pooled"] == 1.0 and rows["B"]["pooled"] == 0.0 and rows["B"]["gate"] == 1.0
+    (pair,) = report["pairs"]
+    assert pair["criterion_agreement"] == pytest.approx(1 / 3) and pair["full_score_match"] == 0.0
+    assert "Pooled" in result.output
+    bad = runner.invoke(app, ["judges", "agree", str(judged_run), "--judges", "A,nobody"])
+    assert bad.exit_code == 2 and "'nobody' has no verdicts" in bad.output

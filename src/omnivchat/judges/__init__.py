@@ -1,11 +1,13 @@
 """Judges: rubric and style grading with LLM judges and panels, the offline rule judge, verdict parsing."""
 
+from omnivchat.judges._agreement import AgreementReport, Judgment, agreement_report, render_agreement
 from omnivchat.judges._config import RULE_JUDGE, JudgesConfig, JudgesFileError, JudgeSpec, load_judges
 from omnivchat.judges._requests import STYLE_REQUIREMENTS, JudgePrompts, aliases_for, rubric_request, style_request
 from omnivchat.judges._rule import rule_verdict
 from omnivchat.judges._run import (
     ItemScore,
     JudgeReport,
+    collect_judgments,
     collect_scores,
     judge_run,
     judge_run_async,
@@ -17,19 +19,24 @@ from omnivchat.judges._verdict import parse_verdict
 __all__ = [
     "RULE_JUDGE",
     "STYLE_REQUIREMENTS",
+    "AgreementReport",
     "ItemScore",
     "JudgePrompts",
     "JudgeReport",
     "JudgeSpec",
     "JudgesConfig",
     "JudgesFileError",
+    "Judgment",
+    "agreement_report",
     "aliases_for",
+    "collect_judgments",
     "collect_scores",
     "judge_run",
     "judge_run_async",
     "load_judges",
     "panel_hits_majority",
     "parse_verdict",
+    "render_agreement",
     "rubric_request",
     "rule_verdict",
     "run_bench",

@@ -27,6 +27,11 @@ class JudgeSpec(BaseModel):
     thinking: bool | None = Field(default=False, description="Thinking off where the route supports it.")
     response_format: dict[str, Any] | None = Field(default=None, description='e.g. {"type": "json_object"}.')
     extra: dict[str, Any] = Field(default_factory=dict, description="Extra fields merged into each request.")
+    repeat_of: str | None = Field(
+        default=None,
+        description="This judge re-grades as judge NAME did (give it e.g. a seed in extra): the "
+        "agreement study reports it as NAME's repeat run.",
+    )
 
     def identity(self) -> dict[str, Any]:
         """What decides this judge's verdicts (endpoint and key variable excluded)."""

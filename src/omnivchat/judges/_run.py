@@ -286,3 +286,43 @@ def collect_scores(
             reason = "; ".join(reasons) if reasons else f"panel {aggregate} of {len(panel)}"
             scores.append(ItemScore(**base, score=score, style=style, reason=reason, per_judge=per_judge))
     return scores
+
+
+def collect_judgments(run_dir: str | Path, bench: Bench, judges: list[str]) -> list[Any]:
+    """Every stored rubric verdict of ``judges`` on the run's non-empty replies, as agreement-study input.
+
+    An unusable or missing verdict becomes ``hits=None`` (unscored). A judge declared ``repeat_of`` another in
+    judges.json is reported as that judge's repeat run.
+    """
+    from omnivchat.judges._agreement import Judgment
+
+    run_dir = Path(run_dir)
+    path = run_dir / JUDGES_FILE
+    identities: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    by_id = {i.id: i for i in bench.instances}
+    judgments = []
+    with RunStore(run_dir / STORE_FILE) as store:
+        replies = candidate_replies(store)
+        for judge in judges:
+            if judge != RULE_JUDGE and not store.items(rubric_kind(judge)):
+                raise RunError(f"judge {judge!r} has no verdicts in {run_dir}: run `omnivchat judge` with it first")
+            base = identities.get(judge, {}).get("repeat_of")
+            for item_id, reply in replies.items():
+                if not reply or not reply.strip():
+                    continue
+                instance = by_id[item_id]
+                if judge == RULE_JUDGE:
+                    hits, _ = rule_verdict(instance, reply)
+                else:
+                    hits, _ = _stored_verdict(store, rubric_kind(judge), item_id, len(instance.rubric))
+                judgments.append(
+                    Judgment(
+                        item_id=item_id,
+                        subcategory=instance.subcategory,
+                        judge=base or judge,
+                        tiers=tuple(instance.tiers),
+                        hits=None if hits is None else frozenset(hits),
+                        repeat=1 if base else 0,
+                    )
+                )
+    return judgments
