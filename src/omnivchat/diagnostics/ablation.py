@@ -1,0 +1,152 @@
+"""The modality ablation grid: does a model use both streams? (../shared/seeds/002, "The Ablation Grid")
+
+Four conditions score the same items: both (as is), video_only (audio muted), audio_only (video blanked),
+neither (no usable media). From their means:
+
+    fusion_gain    = both - max(video_only, audio_only)
+    video_reliance = both - audio_only
+    audio_reliance = both - video_only
+    prior_floor    = neither
+
+The prior floor is checked first: when ``neither`` is clearly above chance (its 95% interval's lower bound is
+above the chance level), the benchmark can be answered without the media, and no fusion gain is reported.
+Intervals are percentile bootstraps paired by item (every condition resampled with the same items).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+CONDITIONS = ("both", "video_only", "audio_only", "neither")
+METRICS = ("fusion_gain", "video_reliance", "audio_reliance", "prior_floor")
+FLAGS = ("no_fusion", "video_ignored", "audio_ignored", "prior_floor_high")
+
+
+class Diagnosis(BaseModel):
+    """Means, derived metrics with paired-bootstrap 95% intervals, flags and a plain-words verdict."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fusion_gain: float
+    video_reliance: float
+    audio_reliance: float
+    prior_floor: float
+    refused: bool = Field(description="The prior floor is above chance: no fusion gain is reported.")
+    flags: set[str] = Field(default_factory=set)
+    means: dict[str, float] = Field(default_factory=dict, description="Mean score per condition.")
+    intervals: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, description="95% interval of every condition mean and metric."
+    )
+    n_items: int = 0
+    chance: float = 0.0
+    margin: float = 0.05
+    verdict: str = ""
+    lines: list[str] = Field(default_factory=list, description="The diagnosis in words, with its numbers.")
+
+
+def _metrics(m: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {
+        "fusion_gain": m["both"] - np.maximum(m["video_only"], m["audio_only"]),
+        "video_reliance": m["both"] - m["audio_only"],
+        "audio_reliance": m["both"] - m["video_only"],
+        "prior_floor": m["neither"],
+    }
+
+
+def diagnose(
+    scores: Mapping[str, Sequence[float]],
+    chance: float = 0.0,
+    *,
+    margin: float = 0.05,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> Diagnosis:
+    """Diagnose an ablation grid. ``scores`` maps the four conditions to per-item scores in the same item order.
+
+    ``chance`` is the score of guessing (0 for rubric scores, 1/k for a k-way choice). A metric below
+    ``margin`` counts as "near zero": fusion_gain -> no_fusion, video_reliance -> video_ignored,
+    audio_reliance -> audio_ignored. Raises ValueError when a condition is missing or lengths differ.
+    """
+    missing = [c for c in CONDITIONS if c not in scores]
+    if missing:
+        raise ValueError(f"conditions missing: {', '.join(missing)}")
+    arrays = {c: np.asarray(scores[c], dtype=float) for c in CONDITIONS}
+    n = len(arrays["both"])
+    if n == 0 or any(len(a) != n for a in arrays.values()):
+        raise ValueError(
+            f"every condition needs the same non-zero number of items: {[len(a) for a in arrays.values()]}"
+        )
+    if any(np.isnan(a).any() for a in arrays.values()):
+        raise ValueError("scores contain NaN: drop unscored items from every condition first")
+
+    means = {c: float(a.mean()) for c, a in arrays.items()}
+    point = {k: float(v) for k, v in _metrics({c: np.asarray(means[c]) for c in CONDITIONS}).items()}
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n))  # the same items for every condition: a paired bootstrap
+    boot_means = {c: a[idx].mean(axis=1) for c, a in arrays.items()}
+    boot = {**boot_means, **_metrics(boot_means)}
+    intervals = {k: (float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))) for k, v in boot.items()}
+
+    flags: set[str] = set()
+    refused = intervals["neither"][0] > chance
+    lines: list[str] = []
+    if refused:
+        flags.add("prior_floor_high")
+        lo, hi = intervals["neither"]
+        verdict = "refused: answerable without the media"
+        lines.append(
+            f"PRIOR FLOOR HIGH: with no usable media the model still scores {point['prior_floor']:.3f} "
+            f"(95% CI {lo:.3f}-{hi:.3f}), above chance {chance:.3f}. The benchmark can be answered without the "
+            "media, so no fusion gain is reported: every other number would measure a language model."
+        )
+    else:
+        if point["fusion_gain"] < margin:
+            flags.add("no_fusion")
+        if point["video_reliance"] < margin:
+            flags.add("video_ignored")
+        if point["audio_reliance"] < margin:
+            flags.add("audio_ignored")
+        gain_lo, gain_hi = intervals["fusion_gain"]
+        if "no_fusion" in flags:
+            lines.append(
+                f"NO FUSION: adding the second stream gains only {point['fusion_gain']:+.3f} "
+                f"(95% CI {gain_lo:+.3f} to {gain_hi:+.3f}); the model answers from one modality at a time."
+            )
+        else:
+            lines.append(
+                f"Fusion gain {point['fusion_gain']:+.3f} (95% CI {gain_lo:+.3f} to {gain_hi:+.3f}): the model "
+                "does better with both streams than with either alone."
+            )
+        if "video_ignored" in flags:
+            lines.append(f"VIDEO IGNORED: removing the video costs {point['video_reliance']:+.3f}.")
+        if "audio_ignored" in flags:
+            lines.append(f"AUDIO IGNORED: removing the audio costs {point['audio_reliance']:+.3f}.")
+        verdict = (
+            "healthy"
+            if not flags
+            else ", ".join(
+                {"no_fusion": "no fusion", "video_ignored": "video ignored", "audio_ignored": "audio ignored"}[f]
+                for f in ("no_fusion", "video_ignored", "audio_ignored")
+                if f in flags
+            )
+        )
+    lines.append(
+        "means: "
+        + ", ".join(f"{c} {means[c]:.3f}" for c in CONDITIONS)
+        + f"; prior floor {point['prior_floor']:.3f} vs chance {chance:.3f}; {n} items"
+    )
+    return Diagnosis(
+        **point,
+        refused=refused,
+        flags=flags,
+        means=means,
+        intervals=intervals,
+        n_items=n,
+        chance=chance,
+        margin=margin,
+        verdict=verdict,
+        lines=lines,
+    )
