@@ -6,6 +6,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from omnivchat.bench import Bench, Instance
+from omnivchat.bench import Bench, Instance, Turn
+from omnivchat.media import MediaError
 from omnivchat.routes import ChatRequest, ChatResponse, HistoryTurn, Prepared, Route, RouteError, Sampling, SimOracle
 from omnivchat.runs._limiter import AdaptiveLimiter, backoff_delay
 from omnivchat.runs._manifest import build_manifest, write_or_check_manifest
@@ -56,11 +58,20 @@ def build_request(
     system_prompt: str | None,
     sampling: Sampling,
     simulated: bool,
-    clip_override: Path | None = None,
+    clip_transform: Callable[[Path], Path | None] | None = None,
 ) -> ChatRequest:
-    """The request for one instance: earlier turns with their reference replies as history, then the final clip."""
+    """The request for one instance: earlier turns with their reference replies as history, then the final clip.
+
+    ``clip_transform`` maps every clip, history included, to the one sent (an ablation condition); None drops
+    the clip altogether.
+    """
     *earlier, final = instance.turns
-    history = tuple(HistoryTurn(clip=bench.media_path(t), reply=t.reply or "", text=t.text) for t in earlier)
+
+    def clip(turn: Turn) -> Path | None:
+        path = bench.media_path(turn)
+        return clip_transform(path) if clip_transform is not None else path
+
+    history = tuple(HistoryTurn(clip=clip(t), reply=t.reply or "", text=t.text) for t in earlier)
     oracle = None
     if simulated:  # only a simulated model is told the answer; real routes never see this field
         oracle = SimOracle(
@@ -72,7 +83,7 @@ def build_request(
         item_id=instance.id,
         system_prompt=system_prompt,
         history=history,
-        clip=clip_override if clip_override is not None else bench.media_path(final),
+        clip=clip(final),
         text=final.text,
         sampling=sampling,
         oracle=oracle,
@@ -196,15 +207,15 @@ async def run_eval_async(
     limit: int | None = None,
     retry: RetryPolicy | None = None,
     condition: str = "both",
-    clip_for: Any = None,
+    clip_transform: Callable[[Path], Path | None] | None = None,
     progress: bool = True,
     manifest_extra: dict[str, Any] | None = None,
 ) -> RunSummary:
     """Run every instance (or the first ``limit``) of ``bench`` through ``route`` into ``run_dir``.
 
     A new directory gets a manifest; an existing one is resumed only when its manifest is identical: completed
-    results are reused, failed items retried, old attempts kept. ``clip_for(instance) -> Path | None`` replaces
-    the final clip (ablation conditions); it must be recorded in ``condition``.
+    results are reused, failed items retried, old attempts kept. ``clip_transform(path) -> Path | None`` changes
+    every clip sent (ablation conditions); name what it does in ``condition``, which the manifest records.
     """
     run_dir = Path(run_dir)
     sampling = sampling or Sampling()
@@ -228,19 +239,31 @@ async def run_eval_async(
     started = time.perf_counter()
     store = RunStore(run_dir / STORE_FILE)
     try:
+
+        def build(instance: Instance) -> ChatRequest | RouteError:
+            try:
+                return build_request(
+                    bench,
+                    instance,
+                    system_prompt=system_prompt,
+                    sampling=sampling,
+                    simulated=simulated,
+                    clip_transform=clip_transform,
+                )
+            except MediaError as err:  # a clip the condition could not be made from: this item fails alone
+                return RouteError("media", str(err))
+
+        # Condition transforms run ffmpeg (cached): build requests on a few threads, not one by one.
+        with ThreadPoolExecutor(max_workers=4 if clip_transform is not None else 1) as pool:
+            built = list(pool.map(build, instances))
         work = []
-        for instance in instances:
-            override = clip_for(instance) if clip_for is not None else None
+        for instance, request in zip(instances, built, strict=True):
             meta = {"subcategory": instance.subcategory, "language": instance.language, "source": instance.source}
-            request = build_request(
-                bench,
-                instance,
-                system_prompt=system_prompt,
-                sampling=sampling,
-                simulated=simulated,
-                clip_override=override,
-            )
-            work.append((request, meta))
+            if isinstance(request, RouteError):
+                store.set_item(instance.id, CANDIDATE, None, request, meta)
+                Runner._failed(summary, request)
+            else:
+                work.append((request, meta))
         runner = Runner(
             route,
             store,
