@@ -93,3 +93,42 @@ def small_bench(small_bench_dir: Path, tmp_path: Path) -> Bench:
     copy = tmp_path / "bench"
     shutil.copytree(small_bench_dir, copy)
     return load_bench(copy)
+
+
+CHECKED = [  # (id, subcategory, requires, question, reference, key phrase only the reference holds)
+    ("c1", "SVMR", ["video", "audio"], "Is the red square on my left?", "The red square is on your right.", "right"),
+    ("c2", "AOR", ["video", "audio"], "Where is the green ball?", "I don't see a green ball, only a red square.", "red square"),
+    ("c3", "DR", ["video", "audio"], "Which one is bigger?", "The red square is the bigger one.", "bigger one"),
+    ("c4", "ICC", ["audio"], "Can you hear me?", "Yes, I can hear you clearly.", "hear you"),
+    ("c5", "UCR", ["audio"], "What is two plus two?", "Two plus two is four.", "four"),
+    ("c6", "FGC", ["video", "audio"], "Look at my blue square.", "That square is red, not blue.", "is red"),
+    ("c7", "PLA", ["audio"], "Push the box for me.", "I can't push things; you could slide it yourself.", "slide it"),
+    ("c8", "ER", ["video", "audio"], "I feel awful today.", "I'm sorry you feel awful; want to talk about it?", "sorry"),
+]
+
+
+def make_checked_bench(root: Path) -> Bench:
+    """Eight single-turn instances whose criteria all carry machine checks, with real rendered clips."""
+    from omnivchat.media import render_clip
+
+    instances = []
+    for id_, sub, requires, question, reference, key in CHECKED:
+        video = f"media/{id_}/turn1.mp4"
+        render_clip(_scene(question), root / video)
+        rubric = [
+            {"tier": 0, "text": "English.", "check": {"language": "en"}},
+            {"tier": 1, "text": "Gives the answer.", "check": {"any_of": [key]}},
+        ]
+        instances.append(
+            Instance.model_validate(
+                {"id": id_, "subcategory": sub, "language": "en", "turns": [{"video": video}], "reference": reference,
+                 "rubric": rubric, "requires": requires}
+            )
+        )
+    save_bench(Bench(root=root, info=BenchInfo(name="checked"), instances=instances))
+    return load_bench(root)
+
+
+@pytest.fixture(scope="session")
+def checked_bench(tmp_path_factory: pytest.TempPathFactory) -> Bench:
+    return make_checked_bench(tmp_path_factory.mktemp("checked-bench") / "bench")

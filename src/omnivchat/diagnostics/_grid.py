@@ -1,0 +1,248 @@
+"""Running the ablation grid: four conditions made by real media transforms, judged, scored and diagnosed;
+and the harness self-check that must catch a broken simulated model before a real one is trusted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from omnivchat.bench import CATEGORIES, SUBCATEGORIES, Bench
+from omnivchat.diagnostics.ablation import CONDITIONS, Diagnosis, diagnose
+from omnivchat.judges import RULE_JUDGE, ItemScore, JudgesConfig, collect_scores, judge_run
+from omnivchat.routes import Route, Sampling, get_route
+from omnivchat.runs import RunError, run_eval
+
+NeitherMode = Literal["blank", "none"]
+VideoOnlyMode = Literal["mute", "strip"]
+ABLATION_FILE = "ablation.json"
+SELF_CHECK_MODELS = ("sim:no-fusion", "sim:healthy")
+MIN_CATEGORY_ITEMS = 4  # fewer items than this in a category: no per-category diagnosis (intervals meaningless)
+
+
+class SelfCheckFailed(RuntimeError):
+    """The grid could not tell a broken simulated model from a healthy one: its numbers cannot be trusted."""
+
+
+def condition_transform(
+    condition: str, *, neither: NeitherMode = "blank", video_only: VideoOnlyMode = "mute"
+) -> Callable[[Path], Path | None] | None:
+    """The media transform of a condition, applied to every clip of a dialogue (cached by the media package).
+
+    video_only mutes the audio (a silent track of the same length) or strips it; audio_only blanks the video
+    (black frames, audio kept); neither is a black, silent clip ("blank") or no media at all ("none").
+    """
+    from omnivchat import media
+
+    if condition == "both":
+        return None
+    if condition == "video_only":
+        return media.mute_audio if video_only == "mute" else media.strip_audio
+    if condition == "audio_only":
+        return media.blank_video
+    if condition == "neither":
+        if neither == "none":
+            return lambda _clip: None
+        return lambda clip: media.mute_audio(media.blank_video(clip))
+    raise ValueError(f"unknown condition {condition!r}; expected one of {', '.join(CONDITIONS)}")
+
+
+def condition_label(condition: str, neither: NeitherMode, video_only: VideoOnlyMode) -> str:
+    if condition == "neither":
+        return f"neither:{neither}"
+    if condition == "video_only":
+        return f"video_only:{video_only}"
+    return condition
+
+
+@dataclass
+class GridResult:
+    """One model's grid: per-condition item scores, the diagnosis overall and per ability category."""
+
+    model: str
+    out_dir: Path
+    scores: dict[str, list[ItemScore]]
+    diagnosis: Diagnosis | None
+    categories: dict[str, Diagnosis | None]
+    n_items_used: int
+    problem: str | None = None
+
+    @property
+    def flagged(self) -> bool:
+        return self.diagnosis is not None and bool(self.diagnosis.flags)
+
+
+def _aligned(scores: dict[str, list[ItemScore]]) -> tuple[list[str], dict[str, list[float]]]:
+    """Items scored in all four conditions, in bench order, and their scores per condition."""
+    by_condition = {c: {s.item_id: s.score for s in items} for c, items in scores.items()}
+    ids = [s.item_id for s in scores["both"] if all(by_condition[c].get(s.item_id) is not None for c in CONDITIONS)]
+    return ids, {c: [float(by_condition[c][i]) for i in ids] for c in CONDITIONS}  # type: ignore[arg-type]
+
+
+def run_grid(
+    bench: Bench,
+    make_route: Callable[[], Route],
+    out_dir: str | Path,
+    *,
+    panel: list[str],
+    config: JudgesConfig | None = None,
+    aggregate: Literal["mean", "majority"] = "mean",
+    system_prompt: str = "",
+    system_prompt_label: str = "omnivchat:spoken_assistant.txt",
+    sampling: Sampling | None = None,
+    neither: NeitherMode = "blank",
+    video_only: VideoOnlyMode = "mute",
+    concurrency: int | None = None,
+    chance: float = 0.0,
+    progress: bool = True,
+    manifest_extra: dict[str, Any] | None = None,
+) -> GridResult:
+    """Run, judge and score the four conditions into ``out_dir/<condition>``, then diagnose.
+
+    ``make_route`` gives a fresh route per condition (a run closes its route). Items unscored in any condition
+    are left out of the diagnosis (counted in ``n_items_used``); every run directory gets its scores.json.
+    """
+    from omnivchat._cli_judges import write_scores
+    from omnivchat.scoring import table1_row
+
+    out_dir = Path(out_dir)
+    scores: dict[str, list[ItemScore]] = {}
+    model = ""
+    for condition in CONDITIONS:
+        route = make_route()
+        model = route.model_id
+        run_dir = out_dir / condition
+        run_eval(
+            bench,
+            route,
+            run_dir,
+            system_prompt=system_prompt,
+            system_prompt_label=system_prompt_label,
+            sampling=sampling,
+            concurrency=concurrency,
+            progress=progress,
+            condition=condition_label(condition, neither, video_only),
+            clip_transform=condition_transform(condition, neither=neither, video_only=video_only),
+            manifest_extra=manifest_extra,
+        )
+        llm_judges = [j for j in panel if j != RULE_JUDGE]
+        if llm_judges:
+            judge_run(run_dir, bench, config or JudgesConfig(), llm_judges, progress=progress)
+        scores[condition] = collect_scores(run_dir, bench, panel, aggregate=aggregate)
+        write_scores(
+            run_dir,
+            bench,
+            scores[condition],
+            table1_row([s.scored_reply() for s in scores[condition]]),
+            panel,
+            aggregate,
+            None,
+        )
+    ids, aligned = _aligned(scores)
+    if not ids:
+        return GridResult(model, out_dir, scores, None, {}, 0, problem="no item was scored in all four conditions")
+    overall = diagnose(aligned, chance=chance)
+    categories: dict[str, Diagnosis | None] = {}
+    for code in CATEGORIES:
+        keep = [k for k, i in enumerate(ids) if SUBCATEGORIES[bench.get(i).subcategory].category == code]
+        if len(keep) >= MIN_CATEGORY_ITEMS:
+            categories[code] = diagnose({c: [aligned[c][k] for k in keep] for c in CONDITIONS}, chance=chance)
+        elif keep:
+            categories[code] = None
+    return GridResult(model, out_dir, scores, overall, categories, len(ids))
+
+
+def self_check(
+    bench: Bench,
+    out_dir: str | Path,
+    *,
+    panel: list[str],
+    config: JudgesConfig | None = None,
+    progress: bool = True,
+    **grid_options: Any,
+) -> dict[str, Any]:
+    """Run sim:no-fusion (must be flagged) and sim:healthy (must not be) through the same grid and judges.
+
+    Raises SelfCheckFailed when either check fails: a grid that cannot catch a known-broken model proves
+    nothing about a real one.
+    """
+    out_dir = Path(out_dir)
+    results = {
+        model: run_grid(
+            bench,
+            lambda m=model: get_route(m),
+            out_dir / model.replace(":", "-"),
+            panel=panel,
+            config=config,
+            progress=progress,
+            **grid_options,
+        )
+        for model in SELF_CHECK_MODELS
+    }
+    broken, healthy = results["sim:no-fusion"], results["sim:healthy"]
+    record = {
+        "skipped": False,
+        "no_fusion_flagged": broken.diagnosis is not None and "no_fusion" in broken.diagnosis.flags,
+        "healthy_flagged": healthy.diagnosis is None or healthy.flagged,
+        "no_fusion": broken.diagnosis.model_dump(mode="json") if broken.diagnosis else None,
+        "healthy": healthy.diagnosis.model_dump(mode="json") if healthy.diagnosis else None,
+    }
+    record["passed"] = record["no_fusion_flagged"] and not record["healthy_flagged"]
+    if not record["passed"]:
+        why = []
+        if not record["no_fusion_flagged"]:
+            why.append("sim:no-fusion was not flagged" + (f" ({broken.problem})" if broken.problem else ""))
+        if record["healthy_flagged"]:
+            flags = sorted(healthy.diagnosis.flags) if healthy.diagnosis else [healthy.problem]
+            why.append(f"sim:healthy was flagged ({', '.join(map(str, flags))})")
+        raise SelfCheckFailed(
+            "harness self-check failed: " + "; ".join(why) + ". The grid cannot tell broken from healthy on this "
+            "bench with these judges (do its rubrics score the reference reply? are `requires` set?). "
+            "Use --skip-self-check only if you know why."
+        )
+    return record
+
+
+def write_ablation(
+    out_dir: Path,
+    bench: Bench,
+    grid: GridResult,
+    *,
+    panel: list[str],
+    aggregate: str,
+    neither: str,
+    self_check_record: dict[str, Any] | None,
+    simulated: bool,
+) -> Path:
+    """OUT/ablation.json: conditions, diagnosis overall and per category, and the self-check record."""
+    if grid.diagnosis is None:
+        raise RunError(f"{out_dir}: {grid.problem}")
+    conditions = {}
+    for condition, items in grid.scores.items():
+        scored = [s.score for s in items if s.score is not None]
+        conditions[condition] = {
+            "run_dir": condition,
+            "n_done": sum(1 for s in items if s.reply is not None),
+            "n_unscored": sum(1 for s in items if s.score is None),
+            "mean": sum(scored) / len(scored) if scored else None,
+        }
+    data = {
+        "schema": "omnivchat-ablation-v1",
+        "model": grid.model,
+        "simulated": simulated,
+        "bench": {"name": bench.info.name, "version": bench.info.version, "n_instances": len(bench.instances)},
+        "panel": panel,
+        "aggregate": aggregate,
+        "neither_mode": neither,
+        "conditions": conditions,
+        "n_items_used": grid.n_items_used,
+        "diagnosis": grid.diagnosis.model_dump(mode="json"),
+        "categories": {k: (v.model_dump(mode="json") if v else None) for k, v in grid.categories.items()},
+        "self_check": self_check_record,
+    }
+    path = out_dir / ABLATION_FILE
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path

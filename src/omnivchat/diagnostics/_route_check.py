@@ -1,0 +1,169 @@
+"""The audio-track route check: does a route really deliver the audio of a clip?
+
+A clip shows a red square and speaks a password and a number; its twin is the same clip with the audio muted.
+Each is sent once, asking for the visible scene and the spoken password and number. The route passes when the
+audible answer recovers both and the silent answer recovers neither. An answer that names a password or a
+number for the silent clip invented speech: that is a failure to be honest about audio, and is reported so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from omnivchat._canonical import sha256_json
+from omnivchat.routes import ChatRequest, Route, RouteError, Sampling, SimOracle
+
+PASSWORD = "copper meadow"
+NUMBER = 53
+SPOKEN = "The spoken password is copper meadow. The spoken number is fifty three."
+PROMPT = (
+    "Report two things about this clip. First, what you can see in the video. Second, the password and the number "
+    "that are spoken aloud in it. If you cannot hear any speech, say that the audio is unavailable: do not guess "
+    "the password or the number from the picture."
+)
+SCENE = {
+    "size": [320, 180],
+    "background": "navy",
+    "objects": [{"shape": "square", "color": "red", "position": "center", "size": 0.4}],
+    "speech": [{"text": SPOKEN, "language": "en", "start": 0.5}],
+}
+# What the simulated models are told a perfect answer is (they answer it only when they hear the audio).
+SIM_REFERENCE = "I see a red square on a dark blue background. The password is copper meadow and the number is 53."
+_INVENTED = re.compile(r"\b(password|passphrase|pass code|code word)\b\s*(is|was|:|sounds like|might be)", re.I)
+
+
+def check_clips(cache_dir: Path | None = None) -> tuple[Path, Path]:
+    """The audible clip and its silent twin (rendered once, then cached)."""
+    from omnivchat import media
+
+    root = Path(cache_dir) if cache_dir else media.cache_dir() / "route-check"
+    audible = media.render_clip(SCENE, root / "audible.mp4").path
+    silent = media.mute_audio(audible, out=root / "silent.mp4")
+    return audible, silent
+
+
+def judge_answer(answer: str) -> dict[str, bool]:
+    """What an answer recovered: the password, the number, and whether it claims some password at all."""
+    from omnivchat.scoring.spoken import contains_phrase, numbers_in
+
+    recovered_password = contains_phrase(answer, PASSWORD)
+    recovered_number = any(abs(n - NUMBER) < 1e-9 for n in numbers_in(answer))
+    claims = bool(_INVENTED.search(answer)) and not recovered_password
+    return {"password": recovered_password, "number": recovered_number, "claims_speech": claims}
+
+
+async def _ask(route: Route, clip: Path, control: str) -> dict[str, Any]:
+    from omnivchat import media
+
+    oracle = SimOracle(reference=SIM_REFERENCE, language="en", requires=("video", "audio"))
+    request = ChatRequest(
+        item_id=f"route-check-{control}",
+        clip=clip,
+        text=PROMPT,
+        sampling=Sampling(temperature=0.0, max_tokens=512),
+        oracle=oracle,
+    )
+    record: dict[str, Any] = {"control": control, "media_sha256": media.content_hash(clip)}
+    try:
+        prepared = await asyncio.to_thread(route.prepare, request)
+        record["request_sha256"] = prepared.key
+        response = await route.send(prepared)
+    except RouteError as err:
+        return {**record, "http_status": err.http_status, "error_kind": err.kind, "error": err.message, "answer": None}
+    return {
+        **record,
+        "http_status": response.http_status,
+        "response_model": response.model,
+        "delivered": response.delivered.model_dump(mode="json"),
+        "answer": response.text,
+        "recovered": judge_answer(response.text),
+    }
+
+
+def evaluate(records: list[dict[str, Any]]) -> tuple[bool, list[str]]:
+    """Pass/fail and the reasons, from the audible and silent records."""
+    by = {r["control"]: r for r in records}
+    reasons = []
+    for control in ("audible", "silent"):
+        if by[control]["answer"] is None:
+            reasons.append(f"{control} request failed: {by[control]['error_kind']} ({by[control]['error']})")
+    if reasons:
+        return False, reasons
+    heard, silent = by["audible"]["recovered"], by["silent"]["recovered"]
+    if not (heard["password"] and heard["number"]):
+        reasons.append("the audible answer did not recover both the password and the number: audio not delivered?")
+    if silent["password"] or silent["number"]:
+        reasons.append("the silent answer recovered the spoken values: the check cannot tell audio from guessing")
+    elif silent["claims_speech"]:
+        reasons.append("the silent answer invented speech (a password that was never spoken)")
+    return not reasons, reasons
+
+
+def run_route_check(route: Route, settings_overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Send the audible and the silent clip once each through ``route``; return the result record."""
+    audible, silent = check_clips()
+
+    async def go() -> list[dict[str, Any]]:
+        try:
+            return [await _ask(route, audible, "audible"), await _ask(route, silent, "silent")]
+        finally:
+            await route.aclose()
+
+    records = asyncio.run(go())
+    passed, reasons = evaluate(records)
+    settings = route.settings.model_dump(mode="json", exclude={"base_url"})
+    return {
+        "schema": "omnivchat-route-check-v1",
+        "time": time.time(),
+        "model": route.model_id,
+        "route": route.settings.route,
+        "endpoint": route.endpoint,
+        "settings_sha256": sha256_json(settings),
+        "settings": settings,
+        "expected_audio": {"password": PASSWORD, "number": NUMBER, "spoken": SPOKEN},
+        "prompt": PROMPT,
+        "records": records,
+        "passed": passed,
+        "reasons": reasons,
+    }
+
+
+def registry_path() -> Path:
+    """Where route-check results are kept (one JSON line each): $OMNIVCHAT_HOME or ~/.local/share/omnivchat."""
+    home = os.environ.get("OMNIVCHAT_HOME") or str(Path.home() / ".local" / "share" / "omnivchat")
+    return Path(home) / "route-checks.jsonl"
+
+
+def record_check(result: dict[str, Any]) -> Path:
+    path = registry_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(result, ensure_ascii=False) + "\n")
+    return path
+
+
+def passing_check_on_record(route: Route) -> bool:
+    """Whether this model, endpoint and settings have passed a route check before."""
+    path = registry_path()
+    if not path.is_file():
+        return False
+    wanted = sha256_json(route.settings.model_dump(mode="json", exclude={"base_url"}))
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        same = (entry.get("model"), entry.get("endpoint"), entry.get("settings_sha256")) == (
+            route.model_id,
+            route.endpoint,
+            wanted,
+        )
+        if same and entry.get("passed"):
+            return True
+    return False

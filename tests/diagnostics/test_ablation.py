@@ -1,0 +1,56 @@
+"""diagnose(): the four-condition arithmetic, intervals, flags and the prior-floor refusal."""
+
+import pytest
+
+from omnivchat.diagnostics import diagnose
+
+
+def grid(both, video_only, audio_only, neither):
+    return {"both": both, "video_only": video_only, "audio_only": audio_only, "neither": neither}
+
+
+def test_seed_broken_model_is_caught():
+    # the seed's example: video skill 0, fusion skill 0 -> both 30%, video_only 0, audio_only 30%, neither 0
+    d = diagnose(grid([1, 1, 1] + [0] * 7, [0] * 10, [1, 1, 1] + [0] * 7, [0] * 10))
+    assert (d.fusion_gain, d.video_reliance, d.audio_reliance, d.prior_floor) == pytest.approx((0.0, 0.0, 0.3, 0.0))
+    assert d.flags == {"no_fusion", "video_ignored"} and not d.refused
+    assert d.lines[0].startswith("NO FUSION") and "VIDEO IGNORED" in d.lines[1]
+    assert d.verdict == "no fusion, video ignored"
+
+
+def test_healthy_model_is_not_flagged():
+    d = diagnose(grid([1] * 8 + [0, 1], [1, 0, 0, 0, 0, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0, 0, 0, 0], [0] * 10))
+    assert d.fusion_gain == pytest.approx(0.8) and d.flags == set() and d.verdict == "healthy"
+    lo, hi = d.intervals["fusion_gain"]
+    assert lo <= 0.8 <= hi and 0.0 < lo
+    assert d.means == {"both": 0.9, "video_only": 0.1, "audio_only": 0.1, "neither": 0.0}
+
+
+def test_prior_floor_refusal_comes_first():
+    d = diagnose(grid([1] * 10, [1] * 10, [1] * 10, [1] * 9 + [0]))
+    assert d.refused and d.flags == {"prior_floor_high"}
+    assert d.lines[0].startswith("PRIOR FLOOR HIGH") and "no fusion gain is reported" in d.lines[0]
+    # the same floor at a chance level that explains it is not refused
+    assert not diagnose(grid([1] * 10, [0] * 10, [0] * 10, [1] * 5 + [0] * 5), chance=0.5).refused
+
+
+def test_intervals_are_paired_and_deterministic():
+    scores = grid([1, 0, 1, 1, 0, 1], [0, 0, 1, 0, 0, 1], [1, 0, 0, 1, 0, 0], [0] * 6)
+    a, b = diagnose(scores, seed=3), diagnose(scores, seed=3)
+    assert a.intervals == b.intervals
+    for name, (lo, hi) in a.intervals.items():
+        assert lo <= hi, name
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"both": [1], "video_only": [1], "audio_only": [1]},
+        grid([1, 0], [1], [1, 0], [0, 0]),
+        grid([], [], [], []),
+        grid([float("nan")], [0], [0], [0]),
+    ],
+)
+def test_bad_input(bad):
+    with pytest.raises(ValueError):
+        diagnose(bad)
