@@ -121,6 +121,9 @@ def eval_command(
         prompt, label = load_prompt(system_prompt)
         overrides = route_overrides(base_url, thinking, media_input_type, omit_modalities, audio_delivery)
         route = get_route(model, key_file=key_file, key_field=key_field, defaults_file=defaults, **overrides)
+        from omnivchat._cli_diagnostics import warn_unchecked
+
+        warn_unchecked(route)
         sampling = Sampling(temperature=temperature, top_p=top_p, max_tokens=max_tokens)
         summary = run_eval(
             loaded,

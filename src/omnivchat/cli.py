@@ -149,9 +149,12 @@ def score(
 
 def _register() -> None:
     """Sub-commands that live beside their packages; each imports its heavy parts only when it runs."""
+    from omnivchat._cli_diagnostics import ablate_command, check_route_command
     from omnivchat._cli_judges import judge_command, judges_app
     from omnivchat._cli_runs import eval_command, export_command, runs_app
 
+    app.command("ablate")(ablate_command)
+    app.command("check-route")(check_route_command)
     app.command("judge")(judge_command)
     app.add_typer(judges_app, name="judges")
     app.command("eval")(eval_command)

@@ -1,0 +1,210 @@
+"""CLI commands for diagnostics: `ablate`, `check-route`, `demo`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from omnivchat._cli_runs import AudioDelivery, MediaInput, Thinking, _fail, console, err_console, route_overrides
+
+
+def warn_unchecked(route: object) -> None:
+    """Warn when a real route has never passed the audio-track check."""
+    from omnivchat.diagnostics._route_check import passing_check_on_record
+
+    if route.settings.route != "sim" and not passing_check_on_record(route):  # type: ignore[arg-type]
+        err_console.print(
+            f"[yellow]warning:[/] no passing audio-track check on record for {route.model_id} with these "
+            "settings: run `omnivchat check-route` with the same options to verify the audio really arrives."
+        )
+
+
+def print_grid(grid: object, title: str) -> None:
+    """The four conditions and the metrics with their 95% intervals, then the diagnosis in words."""
+    from omnivchat.diagnostics import CONDITIONS, METRICS
+
+    d = grid.diagnosis  # type: ignore[attr-defined]
+    table = Table(title=title, title_justify="left")
+    for column in ("", "mean", "95% CI"):
+        table.add_column(column, justify="right" if column else "left")
+    for name in CONDITIONS:
+        lo, hi = d.intervals[name]
+        table.add_row(name, f"{d.means[name]:.3f}", f"{lo:.3f} to {hi:.3f}")
+    for name in METRICS:
+        lo, hi = d.intervals[name]
+        shown = "refused" if d.refused and name == "fusion_gain" else f"{getattr(d, name):+.3f}"
+        table.add_row(name, shown, f"{lo:+.3f} to {hi:+.3f}")
+    console.print(table)
+    console.print(f"[bold]{d.verdict}[/] ({grid.n_items_used} items scored in all four conditions)")  # type: ignore[attr-defined]
+    for line in d.lines:
+        console.print(f"  {line}")
+    for code, cat in grid.categories.items():  # type: ignore[attr-defined]
+        console.print(f"  {code}: {cat.verdict if cat else 'too few items to diagnose'}")
+
+
+def ablate_command(
+    bench: Annotated[Path, typer.Option("--bench", help="Bench directory.")],
+    model: Annotated[str, typer.Option("--model", help="Model id (see `omnivchat eval --help`).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the four condition runs.")],
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL up to /v1.")] = None,
+    key_file: Annotated[Path | None, typer.Option("--key-file", help="dotenv-style key file.")] = None,
+    key_field: Annotated[str | None, typer.Option("--key-field", help="NAME of the key in --key-file.")] = None,
+    judges: Annotated[
+        Path | None, typer.Option("--judges", help="Judges file; default: the offline rule judge.")
+    ] = None,
+    panel: Annotated[
+        str | None, typer.Option("--panel", help="Panel (or one judge) from --judges; 'rule' = offline.")
+    ] = None,
+    aggregate: Annotated[str, typer.Option("--aggregate", help="mean or majority over the panel.")] = "mean",
+    neither: Annotated[
+        str, typer.Option("--neither", help="'blank' (black, silent clip) or 'none' (no media).")
+    ] = "blank",
+    video_only: Annotated[
+        str, typer.Option("--video-only", help="'mute' (silent track) or 'strip' (no track).")
+    ] = "mute",
+    chance: Annotated[
+        float, typer.Option("--chance", help="Chance score: 0 for rubrics, 1/k for k-way choices.")
+    ] = 0.0,
+    skip_self_check: Annotated[
+        bool, typer.Option("--skip-self-check", help="Do not run the harness self-check (recorded).")
+    ] = False,
+    system_prompt: Annotated[Path | None, typer.Option("--system-prompt", help="System prompt file.")] = None,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", min=1, help="Requests in flight at most.")] = None,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1)] = None,
+    temperature: Annotated[float | None, typer.Option("--temperature")] = None,
+    thinking: Annotated[Thinking | None, typer.Option("--thinking")] = None,
+    media_input_type: Annotated[MediaInput | None, typer.Option("--media-input-type")] = None,
+    omit_modalities: Annotated[bool | None, typer.Option("--omit-modalities/--no-omit-modalities")] = None,
+    audio_delivery: Annotated[AudioDelivery | None, typer.Option("--audio-delivery")] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """The modality ablation grid: run a model under both / video_only / audio_only / neither, judge each, and
+    report fusion gain, video and audio reliance and the prior floor with paired 95% intervals.
+
+    First a self-check runs sim:no-fusion (must be flagged) and sim:healthy (must not be) on the same bench and
+    judges; it stops the grid if either fails. The prior floor is checked before any fusion gain is reported.
+    """
+    from omnivchat.bench import BenchError, load_bench
+    from omnivchat.diagnostics._grid import SelfCheckFailed, run_grid, self_check, write_ablation
+    from omnivchat.judges import RULE_JUDGE, JudgesFileError, load_judges
+    from omnivchat.prompts import load_prompt
+    from omnivchat.routes import CredentialError, Sampling, SettingsError, get_route
+    from omnivchat.routes._openai import ConfigError
+    from omnivchat.runs import ManifestMismatch, RunError
+
+    if neither not in ("blank", "none") or video_only not in ("mute", "strip") or aggregate not in ("mean", "majority"):
+        raise _fail("--neither is blank|none, --video-only is mute|strip, --aggregate is mean|majority")
+    try:
+        loaded = load_bench(bench)
+        config = load_judges(judges)
+        members = (
+            [panel]
+            if panel in config.judges or panel == RULE_JUDGE
+            else (config.panel(panel) if judges else [RULE_JUDGE])
+        )
+        prompt, label = load_prompt(system_prompt)
+        overrides = route_overrides(base_url, thinking, media_input_type, omit_modalities, audio_delivery)
+
+        def make_route():
+            return get_route(model, key_file=key_file, key_field=key_field, **overrides)
+
+        probe_route = make_route()
+        warn_unchecked(probe_route)
+        options = {
+            "aggregate": aggregate,
+            "neither": neither,
+            "video_only": video_only,
+            "chance": chance,
+            "system_prompt": prompt,
+            "system_prompt_label": label,
+        }
+        record = {"skipped": True}
+        if not skip_self_check:
+            console.print("self-check: sim:no-fusion must be flagged, sim:healthy must not")
+            record = self_check(
+                loaded, output / "self-check", panel=members, config=config, progress=progress, **options
+            )
+            console.print("[green]self-check passed[/]")
+        grid = run_grid(
+            loaded,
+            make_route,
+            output,
+            panel=members,
+            config=config,
+            progress=progress,
+            sampling=Sampling(temperature=temperature, max_tokens=max_tokens),
+            concurrency=concurrency,
+            manifest_extra={"ablation": {"self_check": "skipped" if skip_self_check else "ran"}},
+            **options,
+        )
+        path = write_ablation(
+            output,
+            loaded,
+            grid,
+            panel=members,
+            aggregate=aggregate,
+            neither=neither,
+            self_check_record=record,
+            simulated=probe_route.settings.route == "sim",
+        )
+    except SelfCheckFailed as err:
+        raise _fail(str(err)) from None
+    except (
+        BenchError,
+        JudgesFileError,
+        CredentialError,
+        SettingsError,
+        ConfigError,
+        ManifestMismatch,
+        RunError,
+        KeyError,
+        FileNotFoundError,
+    ) as err:
+        raise _fail(str(err)) from None
+    print_grid(grid, f"Ablation grid: {model} on {loaded.info.name}")
+    console.print(f"wrote {path} and the runs under {output}")
+
+
+def check_route_command(
+    model: Annotated[str, typer.Option("--model", help="Model id to check.")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="JSON file for the result.")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL up to /v1.")] = None,
+    key_file: Annotated[Path | None, typer.Option("--key-file")] = None,
+    key_field: Annotated[str | None, typer.Option("--key-field")] = None,
+    thinking: Annotated[Thinking | None, typer.Option("--thinking")] = None,
+    media_input_type: Annotated[MediaInput | None, typer.Option("--media-input-type")] = None,
+    omit_modalities: Annotated[bool | None, typer.Option("--omit-modalities/--no-omit-modalities")] = None,
+    audio_delivery: Annotated[AudioDelivery | None, typer.Option("--audio-delivery")] = None,
+) -> None:
+    """Check that a route delivers the audio track: an audible clip (a spoken password and number) and its
+    silent twin are sent once each; the route passes when only the audible answer recovers both values.
+
+    Inventing speech for the silent clip is reported as a failure. The result (hashes, HTTP status, answers)
+    is written to --output and kept on record, so that `eval` and `ablate` can warn about unchecked routes.
+    """
+    from omnivchat.diagnostics._route_check import record_check, run_route_check
+    from omnivchat.routes import CredentialError, SettingsError, get_route
+    from omnivchat.routes._openai import ConfigError
+
+    try:
+        overrides = route_overrides(base_url, thinking, media_input_type, omit_modalities, audio_delivery)
+        route = get_route(model, key_file=key_file, key_field=key_field, **overrides)
+        result = run_route_check(route)
+    except (CredentialError, SettingsError, ConfigError) as err:
+        raise _fail(str(err)) from None
+    for record in result["records"]:
+        answer = record["answer"] if record["answer"] is not None else f"(failed: {record['error']})"
+        console.print(f"[bold]{record['control']}[/] (HTTP {record['http_status']}): {answer}", highlight=False)
+    registry = record_check(result)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        console.print(f"wrote {output}")
+    verdict = "[green]PASSED[/]" if result["passed"] else "[red]FAILED[/]: " + "; ".join(result["reasons"])
+    console.print(f"{model}: {verdict} (on record in {registry})")
+    if not result["passed"]:
+        raise typer.Exit(code=1)
