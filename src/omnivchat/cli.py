@@ -149,10 +149,11 @@ def score(
 
 def _register() -> None:
     """Sub-commands that live beside their packages; each imports its heavy parts only when it runs."""
-    from omnivchat._cli_diagnostics import ablate_command, check_route_command
+    from omnivchat._cli_diagnostics import ablate_command, check_route_command, demo_command
     from omnivchat._cli_judges import judge_command, judges_app
     from omnivchat._cli_runs import eval_command, export_command, runs_app
 
+    app.command("demo")(demo_command)
     app.command("ablate")(ablate_command)
     app.command("check-route")(check_route_command)
     app.command("judge")(judge_command)
