@@ -97,13 +97,27 @@ def small_bench(small_bench_dir: Path, tmp_path: Path) -> Bench:
 
 CHECKED = [  # (id, subcategory, requires, question, reference, key phrase only the reference holds)
     ("c1", "SVMR", ["video", "audio"], "Is the red square on my left?", "The red square is on your right.", "right"),
-    ("c2", "AOR", ["video", "audio"], "Where is the green ball?", "I don't see a green ball, only a red square.", "red square"),
+    (
+        "c2",
+        "AOR",
+        ["video", "audio"],
+        "Where is the green ball?",
+        "I don't see a green ball, only a red square.",
+        "red square",
+    ),
     ("c3", "DR", ["video", "audio"], "Which one is bigger?", "The red square is the bigger one.", "bigger one"),
     ("c4", "ICC", ["audio"], "Can you hear me?", "Yes, I can hear you clearly.", "hear you"),
     ("c5", "UCR", ["audio"], "What is two plus two?", "Two plus two is four.", "four"),
     ("c6", "FGC", ["video", "audio"], "Look at my blue square.", "That square is red, not blue.", "is red"),
     ("c7", "PLA", ["audio"], "Push the box for me.", "I can't push things; you could slide it yourself.", "slide it"),
-    ("c8", "ER", ["video", "audio"], "I feel awful today.", "I'm sorry you feel awful; want to talk about it?", "sorry"),
+    (
+        "c8",
+        "ER",
+        ["video", "audio"],
+        "I feel awful today.",
+        "I'm sorry you feel awful; want to talk about it?",
+        "talk about it",
+    ),
 ]
 
 
@@ -121,8 +135,15 @@ def make_checked_bench(root: Path) -> Bench:
         ]
         instances.append(
             Instance.model_validate(
-                {"id": id_, "subcategory": sub, "language": "en", "turns": [{"video": video}], "reference": reference,
-                 "rubric": rubric, "requires": requires}
+                {
+                    "id": id_,
+                    "subcategory": sub,
+                    "language": "en",
+                    "turns": [{"video": video}],
+                    "reference": reference,
+                    "rubric": rubric,
+                    "requires": requires,
+                }
             )
         )
     save_bench(Bench(root=root, info=BenchInfo(name="checked"), instances=instances))

@@ -22,7 +22,7 @@ def test_healthy_model_is_not_flagged():
     d = diagnose(grid([1] * 8 + [0, 1], [1, 0, 0, 0, 0, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0, 0, 0, 0], [0] * 10))
     assert d.fusion_gain == pytest.approx(0.8) and d.flags == set() and d.verdict == "healthy"
     lo, hi = d.intervals["fusion_gain"]
-    assert lo <= 0.8 <= hi and 0.0 < lo
+    assert lo <= 0.8 <= hi and lo > 0.0
     assert d.means == {"both": 0.9, "video_only": 0.1, "audio_only": 0.1, "neither": 0.0}
 
 

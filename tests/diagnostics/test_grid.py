@@ -75,7 +75,7 @@ def test_ablate_cli_writes_ablation_json(checked_bench, tmp_path):
     assert "audio_ignored" in data["diagnosis"]["flags"]
     assert set(data["conditions"]) == {"both", "video_only", "audio_only", "neither"}
     assert "AUDIO IGNORED" in result.output
-    skipped = runner.invoke(app, [*args[:-2], "-o", str(tmp_path / "ab2"), "--skip-self-check", "--no-progress"])
+    skipped = runner.invoke(app, [*args[:-3], "-o", str(tmp_path / "ab2"), "--skip-self-check", "--no-progress"])
     assert skipped.exit_code == 0
     manifest = json.loads((tmp_path / "ab2" / "both" / "manifest.json").read_text())
     assert manifest["ablation"] == {"self_check": "skipped"}
