@@ -429,14 +429,14 @@ def _spoken_text(draw: st.DrawFn) -> str:
     return out
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(st.one_of(_spoken_text(), st.text(max_size=40)))
 def test_normalize_is_idempotent(text: str) -> None:
     once = normalize(text)
     assert normalize(once) == once
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(st.one_of(_spoken_text(), st.text(max_size=30)))
 def test_reference_matches_itself(reference: str) -> None:
     try:
@@ -476,7 +476,7 @@ def _response_and_reference(draw: st.DrawFn) -> tuple[list[str], str]:
     return words, draw(content)
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(_response_and_reference(), st.data())
 def test_inserting_fillers_never_changes_a_match(pair: tuple[list[str], str], data: st.DataObject) -> None:
     words, reference = pair
@@ -488,7 +488,7 @@ def test_inserting_fillers_never_changes_a_match(pair: tuple[list[str], str], da
     assert answer_matches(" ".join(with_fillers), reference) == before
 
 
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(_CONTENT_EN),
     st.sampled_from(["not {}", "It's not {}.", "it isn't {}", "I don't think it's {}", "never {}", "no {}"]),
@@ -497,7 +497,7 @@ def test_negated_english_reference_never_matches(reference: str, template: str) 
     assert not answer_matches(template.format(reference), reference)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(st.sampled_from(_CONTENT_ZH), st.sampled_from(["不是{}", "这不是{}的", "没有{}", "我不觉得是{}", "并非{}"]))
 def test_negated_chinese_reference_never_matches(reference: str, template: str) -> None:
     assert not answer_matches(template.format(reference), reference)
@@ -587,7 +587,7 @@ def _chinese(n: int, liang: bool) -> str:
     return out
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(st.integers(0, 10**12 - 1), st.booleans(), st.booleans())
 def test_english_number_words_read_back(n: int, and_: bool, hyphen: bool) -> None:
     words = _english(n, and_, hyphen)
@@ -595,7 +595,7 @@ def test_english_number_words_read_back(n: int, and_: bool, hyphen: bool) -> Non
     assert answer_matches(f"I think it's {words}.", str(n))
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(st.integers(0, 10**12 - 1), st.booleans())
 def test_chinese_numerals_read_back(n: int, liang: bool) -> None:
     numeral = _chinese(n, liang)
