@@ -259,7 +259,7 @@ EXAMPLES: list[tuple[dict[str, Any], list[dict[str, Any]]]] = [
             "subcategory": "MDCC",
             "language": "en",
             "reference": "Yes, I'm still here and I can hear you fine. We were counting plates: there are three "
-            "on the table.",
+            "on the table. Go on!",
             "rubric": [
                 EN,
                 criterion(

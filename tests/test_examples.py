@@ -51,3 +51,15 @@ def test_example_clips_are_what_the_script_renders(tmp_path):
     for instance in fresh.instances:
         for turn in instance.turns:
             assert _sha(fresh.media_path(turn)) == _sha(committed / turn.video), turn.video
+
+
+def test_references_pass_their_own_machine_checks():
+    from omnivchat.judges import rule_verdict
+    from omnivchat.scoring import rubric_score
+
+    bench = load_bench(EXAMPLES / "bench")
+    checked = [i for i in bench.instances if all(c.check is not None for c in i.rubric)]
+    assert len(checked) >= 4
+    for instance in checked:
+        hits, reason = rule_verdict(instance, instance.reference)
+        assert hits is not None and rubric_score(instance.tiers, hits) == 1.0, (instance.id, hits, reason)
