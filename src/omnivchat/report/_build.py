@@ -1,0 +1,493 @@
+"""Turning the inputs into the page: table cells that know where their number came from, plots, and the HTML.
+
+Every number on the page is a :class:`Cell` whose tooltip names the input file (by its footer number and path)
+and the key inside it, with the unrounded value; the footer lists every input file with its sha256.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+import platform
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from omnivchat.report._inputs import Ablation, InputFile, Inputs, ScoredRun, load_inputs
+
+TEMPLATE = "template.html.j2"
+SIMULATED_LABEL = "simulated (harness check)"
+
+# Why a Table 1 column can be empty (scoring.table1_row returns None for "nothing to average").
+NULL_REASONS = {
+    "Human": "no data: no human-sourced item was scored",
+    "RE": "no data: no scored reply to measure",
+    "Style": "no data: no reply was style-graded",
+    "Len": "no data: no non-empty reply",
+    "Single": "no data: no scored single-turn item",
+    "Multi": "no data: no scored multi-turn item",
+    "Mean": "no data: no scored synthetic item",
+}
+METRIC_LABELS = {
+    "fusion_gain": "Fusion gain (both − max(video_only, audio_only))",
+    "video_reliance": "Video reliance (both − audio_only)",
+    "audio_reliance": "Audio reliance (both − video_only)",
+    "prior_floor": "Prior floor (neither)",
+}
+METRIC_FLAGS = {"fusion_gain": "no_fusion", "video_reliance": "video_ignored", "audio_reliance": "audio_ignored"}
+FLAG_TEXT = {
+    "no_fusion": "no fusion: both streams do no better than the better one alone",
+    "video_ignored": "video ignored: removing the video costs almost nothing",
+    "audio_ignored": "audio ignored: removing the audio costs almost nothing",
+    "prior_floor_high": "prior floor high: answerable without the media",
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell: the text shown, a tooltip tracing it to its source, and a CSS class."""
+
+    text: str
+    title: str = ""
+    cls: str = ""
+
+
+def _src(file: InputFile) -> str:
+    return f"[{file.ref}] {file.path}"
+
+
+def num(
+    value: float | int | None, file: InputFile | None, key: str, why_null: str = "no data", digits: int = 3
+) -> Cell:
+    """A number to 3 decimals whose tooltip gives the source file, key and exact value; None shows as "—"."""
+    where = f"{_src(file)} → {key}" if file is not None else key
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return Cell("—", f"{why_null} ({where})", "null")
+    if isinstance(value, int):  # counts (bool is an int too)
+        return Cell(str(int(value)), f"{where} = {value}", "num")
+    return Cell(f"{value:.{digits}f}", f"{where} = {value!r}", "num")
+
+
+def interval(pair: Sequence[float] | None, file: InputFile, key: str) -> Cell:
+    if not pair:
+        return Cell("—", f"no interval ({_src(file)} → {key})", "null")
+    lo, hi = pair
+    return Cell(f"[{lo:.3f}, {hi:.3f}]", f"{_src(file)} → {key} = [{lo!r}, {hi!r}]", "num")
+
+
+def _href(target: Path, output: Path) -> str:
+    """A link from the report to an input file: relative when possible, so a copied folder keeps working."""
+    try:
+        rel = os.path.relpath(target.resolve(), output.resolve().parent)
+    except ValueError:  # another drive (Windows): no relative path exists
+        return target.resolve().as_uri()
+    return quote(Path(rel).as_posix())
+
+
+def _display(path: Path, base: Path) -> str:
+    """A path as shown in tables: relative to the folder all inputs share (named in the Inputs section)."""
+    try:
+        return Path(os.path.relpath(path.resolve(), base)).as_posix()
+    except ValueError:
+        return str(path.resolve())
+
+
+def _common_base(inputs: Inputs) -> Path:
+    """The folder above every input directory, so even a single run keeps its own name in the tables."""
+    dirs = [str(f.path.resolve().parent.parent) for f in inputs.sources.files]
+    try:
+        return Path(os.path.commonpath(dirs)) if dirs else Path.cwd()
+    except ValueError:  # several drives (Windows): no common folder; _display falls back to absolute paths
+        return Path.cwd()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Sections
+
+
+def _table1(runs: list[ScoredRun], output: Path, base: Path) -> dict[str, Any]:
+    from omnivchat.scoring import TABLE1_COLUMNS
+
+    rows = []
+    for run in runs:
+        t1, f = run.table1, run.scores_file
+        rows.append(
+            {
+                "model": run.label,
+                "simulated": run.simulated,
+                "bench": run.bench,
+                "panel": "+".join(run.scores.get("panel") or []) or "—",
+                "cells": [
+                    num(t1.get(c), f, f"table1.{c}", NULL_REASONS.get(c, f"no data: no scored {c} item"))
+                    for c in TABLE1_COLUMNS
+                ],
+                "n": num(t1.get("n_scored"), f, "table1.n_scored"),
+                "n_instances": num(t1.get("n_instances"), f, "table1.n_instances"),
+                "run_dir": _display(run.dir, base),
+                "scores_href": _href(run.dir / "scores.json", output),
+                "ref": f.ref,
+            }
+        )
+    return {"columns": list(TABLE1_COLUMNS), "rows": rows}
+
+
+def _failures(runs: list[ScoredRun]) -> list[dict[str, Any]]:
+    out = []
+    for run in runs:
+        t1, f = run.table1, run.scores_file
+        unscored = [
+            {"id": i.get("id"), "subcategory": i.get("subcategory"), "reason": i.get("reason") or "—"}
+            for i in run.items
+            if i.get("score") is None
+        ]
+        out.append(
+            {
+                "model": run.label,
+                "simulated": run.simulated,
+                "cells": [
+                    num(t1.get(k), f, f"table1.{k}")
+                    for k in (
+                        "n_instances",
+                        "n_scored",
+                        "n_unscored",
+                        "n_failed_requests",
+                        "n_empty_replies",
+                        "n_style_graded",
+                    )
+                ],
+                "bad": bool(t1.get("n_unscored") or t1.get("n_failed_requests") or t1.get("n_empty_replies")),
+                "unscored": unscored,
+                "ref": f.ref,
+            }
+        )
+    return out
+
+
+def _subcategories(runs: list[ScoredRun]) -> tuple[dict[str, Any], list[tuple[str, str]], list]:
+    """Per-subcategory means of synthetic scored items (as Table 1's Mean uses), as a table and plot series."""
+    from omnivchat.bench import SUBCATEGORIES, resolve_subcategory
+
+    stats: list[dict[str, tuple[list[float], int]]] = []
+    present: set[str] = set()
+    for run in runs:
+        groups: dict[str, list[float]] = defaultdict(list)
+        counts: dict[str, int] = defaultdict(int)
+        for item in run.items:
+            if item.get("source", "synthetic") != "synthetic":
+                continue
+            try:
+                code = resolve_subcategory(str(item.get("subcategory"))).code
+            except KeyError:
+                continue  # not in the taxonomy: scores.json came from a bench the loader would have refused
+            counts[code] += 1
+            present.add(code)
+            if item.get("score") is not None:
+                groups[code].append(float(item["score"]))
+        stats.append({code: (groups[code], counts[code]) for code in counts})
+    order = [code for code in SUBCATEGORIES if code in present]
+    rows = []
+    series = []
+    for code in order:
+        sub = SUBCATEGORIES[code]
+        cells = []
+        for run, by_code in zip(runs, stats, strict=True):
+            scores, count = by_code.get(code, ([], 0))
+            key = f"mean of items[subcategory={code}].score ({len(scores)} scored of {count})"
+            if not count:
+                cells.append(num(None, run.scores_file, key, "no data: no item of this subcategory"))
+            elif not scores:
+                cells.append(num(None, run.scores_file, key, f"unscored: {count} items, none scored"))
+            else:
+                cells.append(num(math.fsum(scores) / len(scores), run.scores_file, key))
+        rows.append({"code": code, "path": sub.path, "name": sub.name, "category": sub.category, "cells": cells})
+    for run, by_code in zip(runs, stats, strict=True):
+        means = [
+            (math.fsum(by_code[c][0]) / len(by_code[c][0])) if c in by_code and by_code[c][0] else None for c in order
+        ]
+        label = run.label + (" (sim)" if run.simulated else "")
+        series.append((label, means))
+    models = [run.label for run in runs]
+    return {"models": models, "rows": rows}, [(c, SUBCATEGORIES[c].category) for c in order], series
+
+
+def _diagnosis_metrics(d: Any, f: InputFile, key: str) -> list[dict[str, Any]]:
+    from omnivchat.diagnostics import METRICS
+
+    rows = []
+    for metric in METRICS:
+        flag = METRIC_FLAGS.get(metric)
+        withheld = d.refused and metric != "prior_floor"
+        value = getattr(d, metric)
+        if withheld:
+            # The diagnosis refuses these when the prior floor is high: show that, not a number to quote.
+            cell = Cell("not reported", f"refused: prior floor above chance ({_src(f)} → {key}.{metric} = {value!r})")
+            ci = Cell("—", "refused: no interval reported", "null")
+        else:
+            cell = num(value, f, f"{key}.{metric}")
+            ci = interval(d.intervals.get(metric), f, f"{key}.intervals.{metric}")
+        rows.append(
+            {
+                "label": METRIC_LABELS[metric],
+                "value": cell,
+                "ci": ci,
+                "flag": ("prior_floor_high" if metric == "prior_floor" else flag)
+                if (flag in d.flags or (metric == "prior_floor" and d.refused))
+                else "",
+            }
+        )
+    return rows
+
+
+def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., str]) -> dict[str, Any]:
+    from omnivchat.diagnostics import CONDITIONS
+
+    d, f, data = ablation.diagnosis, ablation.file, ablation.data
+    conditions = []
+    for c in CONDITIONS:
+        entry = data["conditions"][c]
+        run = ablation.runs.get(c)
+        counts = None
+        if run is not None:
+            t1 = run.table1
+            counts = [
+                num(t1.get(k), run.scores_file, f"table1.{k}")
+                for k in ("n_failed_requests", "n_unscored", "n_empty_replies")
+            ]
+        conditions.append(
+            {
+                "name": c,
+                "mean": num(d.means.get(c), f, f"diagnosis.means.{c}"),
+                "ci": interval(d.intervals.get(c), f, f"diagnosis.intervals.{c}"),
+                "mean_all": num(entry.get("mean"), f, f"conditions.{c}.mean", "no data: nothing scored"),
+                "n_done": num(entry.get("n_done"), f, f"conditions.{c}.n_done"),
+                "n_unscored": num(entry.get("n_unscored"), f, f"conditions.{c}.n_unscored"),
+                "counts": counts,
+                "missing": ablation.missing.get(c),
+                "run_dir": _display(ablation.dir / entry["run_dir"], base) if entry.get("run_dir") else "—",
+                "href": _href(ablation.dir / entry["run_dir"] / "scores.json", output) if run is not None else None,
+                "condition_label": run.condition if run is not None else c,
+            }
+        )
+    categories = []
+    for code, cd in ablation.categories.items():
+        key = f"categories.{code}"
+        if cd is None:
+            categories.append({"code": code, "none": True})
+            continue
+        categories.append(
+            {
+                "code": code,
+                "none": False,
+                "n": num(cd.n_items, f, f"{key}.n_items"),
+                "means": [num(cd.means.get(c), f, f"{key}.means.{c}") for c in CONDITIONS],
+                "gain": Cell("not reported", "refused: prior floor above chance")
+                if cd.refused
+                else num(cd.fusion_gain, f, f"{key}.fusion_gain"),
+                "gain_ci": Cell("—", "refused", "null")
+                if cd.refused
+                else interval(cd.intervals.get("fusion_gain"), f, f"{key}.intervals.fusion_gain"),
+                "verdict": cd.verdict,
+                "refused": cd.refused,
+            }
+        )
+    label = ablation.model + (f" — {SIMULATED_LABEL}" if ablation.simulated else "")
+    bench = data.get("bench") or {}
+    return {
+        "id": f"ablation-{f.ref}",
+        "model": ablation.model,
+        "simulated": ablation.simulated,
+        "dir": _display(ablation.dir, base),
+        "href": _href(f.path, output),
+        "ref": f.ref,
+        "bench": f"{bench.get('name', '?')} v{bench.get('version', '?')} ({bench.get('n_instances', '?')} instances)",
+        "panel": "+".join(data.get("panel") or []) or "—",
+        "aggregate": data.get("aggregate", "—"),
+        "neither_mode": data.get("neither_mode", "—"),
+        "n_items_used": num(data.get("n_items_used"), f, "n_items_used"),
+        "chance": num(d.chance, f, "diagnosis.chance"),
+        "margin": num(d.margin, f, "diagnosis.margin"),
+        "conditions": conditions,
+        "metrics": _diagnosis_metrics(d, f, "diagnosis"),
+        "flags": [{"code": x, "text": FLAG_TEXT.get(x, x)} for x in sorted(d.flags)],
+        "verdict": d.verdict,
+        "refused": d.refused,
+        "lines": d.lines,
+        "categories": categories,
+        "self_check": data.get("self_check"),
+        "plot": plot(
+            f"{label}: {d.n_items} items",
+            {c: d.means[c] for c in CONDITIONS},
+            d.intervals,
+            d.chance,
+            d.refused,
+        ),
+    }
+
+
+def _agreement(run: ScoredRun) -> dict[str, Any]:
+    from omnivchat.judges._agreement import TABLE2_CATEGORIES
+
+    r, f = run.agreement, run.agreement_file
+    undefined = "undefined (no reply used, or nothing to divide or correlate)"
+    judges = [
+        {
+            "judge": row.judge,
+            "cells": [num(row.categories.get(c), f, f"rows[{k}].categories.{c}", undefined) for c in TABLE2_CATEGORIES]
+            + [
+                num(row.pooled, f, f"rows[{k}].pooled", undefined),
+                num(row.mean, f, f"rows[{k}].mean", undefined),
+                num(row.gate, f, f"rows[{k}].gate", undefined),
+                num(row.bootstrap_sd, f, f"rows[{k}].bootstrap_sd", undefined),
+                num(row.n_items, f, f"rows[{k}].n_items"),
+            ],
+        }
+        for k, row in enumerate(r.rows)
+    ]
+    pairs = [
+        {
+            "a": p.judge_a,
+            "b": p.judge_b,
+            "cells": [
+                num(p.criterion_agreement, f, f"pairs[{k}].criterion_agreement", undefined),
+                num(p.kappa, f, f"pairs[{k}].kappa", undefined),
+                num(p.full_score_match, f, f"pairs[{k}].full_score_match", undefined),
+                num(p.pearson, f, f"pairs[{k}].pearson", undefined),
+                num(p.spearman, f, f"pairs[{k}].spearman", undefined),
+                num(p.n_items, f, f"pairs[{k}].n_items"),
+            ],
+        }
+        for k, p in enumerate(r.pairs)
+    ]
+    repeats = [
+        {
+            "judge": x.judge,
+            "cells": [
+                num(x.repeat, f, f"repeats[{k}].repeat"),
+                num(x.pooled_main, f, f"repeats[{k}].pooled_main", undefined),
+                num(x.pooled_repeat, f, f"repeats[{k}].pooled_repeat", undefined),
+                num(x.pooled_change, f, f"repeats[{k}].pooled_change", undefined),
+                num(x.score_differs, f, f"repeats[{k}].score_differs", undefined),
+                num(x.criterion_agreement, f, f"repeats[{k}].criterion_agreement", undefined),
+                num(x.kappa, f, f"repeats[{k}].kappa", undefined),
+                num(x.n_items, f, f"repeats[{k}].n_items"),
+            ],
+        }
+        for k, x in enumerate(r.repeats)
+    ]
+    d = r.decomposition
+    summary = [
+        (f"Krippendorff's α (nominal, {r.alpha_n_units} criterion decisions)", num(r.alpha, f, "alpha", undefined)),
+        ("Pooled spread across judges", num(r.pooled_spread, f, "pooled_spread", undefined)),
+        ("Pooled SD across judges", num(r.pooled_sd, f, "pooled_sd", undefined)),
+        ("Mean spread", num(r.mean_spread, f, "mean_spread", undefined)),
+    ]
+    for code in TABLE2_CATEGORIES:
+        if r.category_spreads.get(code) is not None:
+            summary.append((f"{code} spread", num(r.category_spreads[code], f, f"category_spreads.{code}")))
+    why = "no decomposition (fewer than two subcategories or judges)"
+    for part in ("subcategory", "judge", "interaction"):
+        summary.append(
+            (f"Variance share: {part}", num(None if d is None else getattr(d, part), f, f"decomposition.{part}", why))
+        )
+    return {
+        "model": run.label,
+        "simulated": run.simulated,
+        "ref": f.ref,
+        "judges_list": ", ".join(r.judges),
+        "n_common": r.n_common,
+        "n_items": r.n_items,
+        "scope": "replies every judge scored" if r.common_items else "replies each judge scored",
+        "columns": [*TABLE2_CATEGORIES, "Pooled", "Mean", "Gate", "Boot SD", "n"],
+        "judges": judges,
+        "pairs": pairs,
+        "repeats": repeats,
+        "summary": summary,
+    }
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Page
+
+
+def render_html(inputs: Inputs, output: Path, *, status: Callable[[str], None] | None = None) -> str:
+    """The report page for already-loaded inputs, as one self-contained HTML string."""
+    import jinja2
+
+    import omnivchat
+    from omnivchat.report import _plots
+
+    say = status or (lambda _message: None)
+    runs = inputs.runs
+    base = _common_base(inputs)
+    sub_table, sub_axis, sub_series = _subcategories(runs)
+    say("drawing the per-subcategory bars")
+    sub_plot = _plots.subcategory_bars(sub_axis, sub_series) if runs and sub_axis else None
+    ablations = []
+    for a in inputs.ablations:
+        say(f"drawing the ablation grid of {a.model}")
+        ablations.append(_ablation(a, output, base, _plots.ablation_plot))
+    agreements = [_agreement(run) for run in runs if run.agreement is not None]
+    for a in inputs.ablations:  # an agreement study may sit in a condition run that is not a Table 1 row
+        agreements += [
+            _agreement(r) for c, r in a.runs.items() if c != "both" and r is not None and r.agreement is not None
+        ]
+    now = _dt.datetime.now(_dt.UTC)
+    files = [
+        {
+            "ref": x.ref,
+            "role": x.role,
+            "path": str(x.path.resolve()),
+            "href": _href(x.path, output),
+            "sha256": x.sha256,
+            "size": x.size,
+        }
+        for x in inputs.sources.files
+    ]
+    env = jinja2.Environment(
+        autoescape=True,  # model names, reasons and paths come from files: never trusted as markup
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    source = resources.files("omnivchat.report").joinpath(TEMPLATE).read_text(encoding="utf-8")
+    return env.from_string(source).render(
+        title="omnivchat report",
+        generated=now.strftime("%Y-%m-%d %H:%M UTC"),
+        generated_iso=now.isoformat(timespec="seconds"),
+        version=omnivchat.__version__,
+        python=platform.python_version(),
+        simulated_label=SIMULATED_LABEL,
+        any_simulated=any(r.simulated for r in runs) or any(a.simulated for a in inputs.ablations),
+        run_versions=sorted({r.package_version for r in runs if r.package_version}),
+        warnings=inputs.warnings,
+        table1=_table1(runs, output, base),
+        base=str(base),
+        failures=_failures(runs),
+        sub_table=sub_table,
+        sub_plot=sub_plot,
+        ablations=ablations,
+        agreements=agreements,
+        files=files,
+    )
+
+
+def build_report(paths: Sequence[Path], output: Path, *, status: Callable[[str], None] | None = None) -> Path:
+    """Write one self-contained HTML report (inline CSS, plots as base64 PNG) of scored runs and ablations.
+
+    ``paths`` are scored run directories (with scores.json from ``omnivchat score RUN_DIR``), ablation
+    directories (with ablation.json), or those JSON files themselves. Returns ``output``. Raises
+    :class:`~omnivchat.report.ReportError` naming the directory when an input holds neither file.
+    """
+    output = Path(output)
+    inputs = load_inputs([Path(p) for p in paths])
+    html = render_html(inputs, output, status=status)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = output.with_name(output.name + ".tmp")
+    tmp.write_text(html, encoding="utf-8")
+    tmp.replace(output)  # a reader never sees half a report
+    return output

@@ -1,0 +1,296 @@
+"""Reading what a report is built from: scored run directories, ablation directories, agreement files.
+
+Every file read is registered in :class:`Sources` with its sha256, so the page can say which file (and which key
+in it) each number came from. Nothing here imports the runner: a report reads files only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCORES_FILE = "scores.json"
+ABLATION_FILE = "ablation.json"
+AGREEMENT_FILE = "agreement.json"
+MANIFEST_FILE = "manifest.json"
+SCORES_SCHEMA = "omnivchat-scores-v1"
+ABLATION_SCHEMA = "omnivchat-ablation-v1"
+
+
+class ReportError(ValueError):
+    """An input cannot be reported: the message names the directory or file and says what to do."""
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One file the report read: its number in the footer, role, path and content hash."""
+
+    ref: int
+    role: str
+    path: Path
+    sha256: str
+    size: int
+
+
+@dataclass
+class Sources:
+    """Every input file, in the order first read; a file read twice is listed once."""
+
+    files: list[InputFile] = field(default_factory=list)
+    _by_path: dict[Path, InputFile] = field(default_factory=dict)
+
+    def read_json(self, path: Path, role: str) -> tuple[dict[str, Any], InputFile]:
+        """Parse a JSON object from ``path`` and register the exact bytes parsed (hash and parse agree)."""
+        try:
+            raw = path.read_bytes()
+        except OSError as err:
+            raise ReportError(f"{path}: cannot read ({err.strerror or err})") from None
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise ReportError(f"{path}: not valid JSON ({err})") from None
+        if not isinstance(data, dict):
+            raise ReportError(f"{path}: expected a JSON object, found {type(data).__name__}")
+        return data, self._register(path, raw, role)
+
+    def _register(self, path: Path, raw: bytes, role: str) -> InputFile:
+        key = path.resolve()
+        if key not in self._by_path:
+            entry = InputFile(len(self.files) + 1, role, path, hashlib.sha256(raw).hexdigest(), len(raw))
+            self.files.append(entry)
+            self._by_path[key] = entry
+        return self._by_path[key]
+
+
+@dataclass
+class ScoredRun:
+    """A run directory with its scores.json (and manifest.json and agreement.json when present)."""
+
+    dir: Path
+    scores: dict[str, Any]
+    scores_file: InputFile
+    manifest: dict[str, Any] | None = None
+    manifest_file: InputFile | None = None
+    agreement: Any = None  # omnivchat.judges.AgreementReport, validated on load
+    agreement_file: InputFile | None = None
+    label: str = ""
+    """The row name on the page: the model, its condition when not "both", and where needed the directory."""
+
+    @property
+    def model(self) -> str:
+        return str(self.scores.get("model") or _get(self.manifest, "route", "model") or "?")
+
+    @property
+    def simulated(self) -> bool:
+        return bool(self.scores.get("simulated", _get(self.manifest, "simulated")))
+
+    @property
+    def condition(self) -> str:
+        return str(self.scores.get("condition") or _get(self.manifest, "condition") or "both")
+
+    @property
+    def bench(self) -> str:
+        bench = self.scores.get("bench") or {}
+        return f"{bench.get('name', '?')} v{bench.get('version', '?')}"
+
+    @property
+    def package_version(self) -> str | None:
+        return _get(self.manifest, "package", "version")
+
+    @property
+    def table1(self) -> dict[str, Any]:
+        return self.scores["table1"]
+
+    @property
+    def items(self) -> list[dict[str, Any]]:
+        return self.scores["items"]
+
+
+@dataclass
+class Ablation:
+    """An ablation directory: ablation.json, its diagnosis, and each condition's scored run when present."""
+
+    dir: Path
+    data: dict[str, Any]
+    file: InputFile
+    diagnosis: Any  # omnivchat.diagnostics.Diagnosis
+    categories: dict[str, Any]  # category code -> Diagnosis | None
+    runs: dict[str, ScoredRun | None]  # condition -> its scored run (None: no scores.json there)
+    missing: dict[str, str] = field(default_factory=dict)  # condition -> why its run is not shown
+
+    @property
+    def model(self) -> str:
+        return str(self.data.get("model", "?"))
+
+    @property
+    def simulated(self) -> bool:
+        return bool(self.data.get("simulated"))
+
+
+@dataclass
+class Inputs:
+    """Everything a report shows: the Table 1 runs, the ablations and the files they came from."""
+
+    runs: list[ScoredRun]
+    ablations: list[Ablation]
+    sources: Sources
+    warnings: list[str]
+
+
+def _get(data: dict[str, Any] | None, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _not_reportable(path: Path) -> ReportError:
+    if (path / MANIFEST_FILE).is_file():
+        return ReportError(
+            f"{path}: a run directory that has not been scored (no {SCORES_FILE}); "
+            f"run `omnivchat score {path}` first, then build the report"
+        )
+    if not path.exists():
+        return ReportError(f"{path}: no such directory")
+    return ReportError(
+        f"{path}: neither {SCORES_FILE} nor {ABLATION_FILE} found; give a scored run directory "
+        f"(run `omnivchat score RUN_DIR` first) or an ablation directory (`omnivchat ablate`)"
+    )
+
+
+def load_run(path: Path, sources: Sources) -> ScoredRun:
+    """A scored run directory: scores.json (required), manifest.json and agreement.json (when present)."""
+    scores, scores_file = sources.read_json(path / SCORES_FILE, "scores")
+    if scores.get("schema") != SCORES_SCHEMA:
+        raise ReportError(
+            f"{path / SCORES_FILE}: schema {scores.get('schema')!r}, expected {SCORES_SCHEMA!r}; "
+            f"re-run `omnivchat score {path}` with this version"
+        )
+    for key in ("table1", "items"):
+        if key not in scores:
+            raise ReportError(f"{path / SCORES_FILE}: no {key!r}; re-run `omnivchat score {path}`")
+    run = ScoredRun(dir=path, scores=scores, scores_file=scores_file)
+    if (path / MANIFEST_FILE).is_file():
+        run.manifest, run.manifest_file = sources.read_json(path / MANIFEST_FILE, "manifest")
+    if (path / AGREEMENT_FILE).is_file():
+        from pydantic import ValidationError
+
+        from omnivchat.judges import AgreementReport
+
+        data, run.agreement_file = sources.read_json(path / AGREEMENT_FILE, "agreement")
+        try:
+            run.agreement = AgreementReport.model_validate(data)
+        except ValidationError as err:
+            raise ReportError(
+                f"{path / AGREEMENT_FILE}: not an agreement report ({err.error_count()} errors)"
+            ) from None
+    return run
+
+
+def load_ablation(path: Path, sources: Sources, warnings: list[str]) -> Ablation:
+    """An ablation directory: ablation.json and, for each condition, its scored run directory."""
+    from pydantic import ValidationError
+
+    from omnivchat.diagnostics import CONDITIONS, Diagnosis
+
+    data, file = sources.read_json(path / ABLATION_FILE, "ablation")
+    where = path / ABLATION_FILE
+    if data.get("schema") != ABLATION_SCHEMA:
+        raise ReportError(f"{where}: schema {data.get('schema')!r}, expected {ABLATION_SCHEMA!r}")
+    conditions = data.get("conditions")
+    if not isinstance(conditions, dict) or set(conditions) != set(CONDITIONS):
+        raise ReportError(f"{where}: 'conditions' must hold exactly {', '.join(CONDITIONS)}")
+    try:
+        diagnosis = Diagnosis.model_validate(data.get("diagnosis"))
+        categories = {
+            code: None if value is None else Diagnosis.model_validate(value)
+            for code, value in (data.get("categories") or {}).items()
+        }
+    except ValidationError as err:
+        raise ReportError(f"{where}: a diagnosis does not match omnivchat.diagnostics.Diagnosis ({err})") from None
+    runs: dict[str, ScoredRun | None] = {}
+    missing: dict[str, str] = {}
+    for condition in CONDITIONS:
+        rel = conditions[condition].get("run_dir")
+        run_dir = path / rel if rel else None
+        if run_dir is not None and (run_dir / SCORES_FILE).is_file():
+            runs[condition] = load_run(run_dir, sources)
+        else:
+            runs[condition] = None
+            missing[condition] = f"no {SCORES_FILE} in {run_dir}" if run_dir else "no run_dir recorded"
+            warnings.append(f"{where}: condition {condition}: {missing[condition]}; its failure counts are not shown")
+    return Ablation(path, data, file, diagnosis, categories, runs, missing)
+
+
+def name_rows(runs: list[ScoredRun]) -> None:
+    """Give each run its row name; runs of one model get the shortest tail of their directory that tells them
+    apart (a condition directory such as ``both`` keeps its parent, which names the grid)."""
+    from omnivchat.diagnostics import CONDITIONS
+
+    def base(run: ScoredRun) -> str:
+        return run.model if run.condition == "both" else f"{run.model} [{run.condition}]"
+
+    groups: dict[str, list[ScoredRun]] = {}
+    for run in runs:
+        groups.setdefault(base(run), []).append(run)
+    for name, group in groups.items():
+        if len(group) == 1:
+            group[0].label = name
+            continue
+        parts = [run.dir.resolve().parts for run in group]
+        for k, (run, own) in enumerate(zip(group, parts, strict=True)):
+            depth = 2 if own[-1] in CONDITIONS else 1
+            # shortest tail that no other run's directory also ends with
+            while depth < len(own) and any(p[-depth:] == own[-depth:] for j, p in enumerate(parts) if j != k):
+                depth += 1
+            run.label = f"{name} · {'/'.join(own[-depth:])}"
+
+
+def load_inputs(paths: list[Path]) -> Inputs:
+    """Read every path (a scored run directory, an ablation directory, or either JSON file itself).
+
+    Table 1 gets each scored run given and each ablation's "both" run, once per directory. Raises
+    :class:`ReportError` naming the directory when it holds neither scores.json nor ablation.json.
+    """
+    if not paths:
+        raise ReportError("no input: give at least one scored run directory or ablation directory")
+    sources = Sources()
+    warnings: list[str] = []
+    runs: list[ScoredRun] = []
+    ablations: list[Ablation] = []
+    seen_runs: set[Path] = set()
+
+    def add_run(run: ScoredRun) -> None:
+        if run.dir.resolve() not in seen_runs:
+            seen_runs.add(run.dir.resolve())
+            runs.append(run)
+
+    for given in paths:
+        path = given.parent if given.is_file() and given.name in (SCORES_FILE, ABLATION_FILE) else given
+        has_ablation = (path / ABLATION_FILE).is_file()
+        has_scores = (path / SCORES_FILE).is_file()
+        if not (has_ablation or has_scores):
+            raise _not_reportable(path)
+        if has_ablation:
+            ablation = load_ablation(path, sources, warnings)
+            ablations.append(ablation)
+            both = ablation.runs.get("both")
+            if both is not None:
+                add_run(both)
+        if has_scores:
+            add_run(load_run(path, sources))
+
+    name_rows(runs)
+    for ablation in ablations:
+        name_rows([r for r in ablation.runs.values() if r is not None and not r.label])
+    benches = sorted({run.bench for run in runs})
+    if len(benches) > 1:
+        warnings.append(f"Table 1 compares runs on different benches ({', '.join(benches)}): rows are not comparable")
+    for run in runs:
+        if run.manifest is None:
+            warnings.append(f"{run.dir}: no {MANIFEST_FILE}; the run's settings cannot be traced beyond scores.json")
+    return Inputs(runs, ablations, sources, warnings)
