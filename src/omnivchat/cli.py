@@ -152,6 +152,8 @@ def _register() -> None:
     from omnivchat._cli_diagnostics import ablate_command, check_route_command, demo_command
     from omnivchat._cli_judges import judge_command, judges_app
     from omnivchat._cli_runs import eval_command, export_command, runs_app
+    from omnivchat.report import report_command
+    from omnivchat.studio._cli_bench import bench_app
 
     app.command("demo")(demo_command)
     app.command("ablate")(ablate_command)
@@ -161,6 +163,8 @@ def _register() -> None:
     app.command("eval")(eval_command)
     app.command("export")(export_command)
     app.add_typer(runs_app, name="runs")
+    app.add_typer(bench_app, name="bench")
+    app.command("report")(report_command)
 
 
 _register()
