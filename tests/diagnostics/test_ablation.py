@@ -54,3 +54,8 @@ def test_intervals_are_paired_and_deterministic():
 def test_bad_input(bad):
     with pytest.raises(ValueError):
         diagnose(bad)
+
+
+def test_at_chance_with_both_streams_blames_no_stream():
+    d = diagnose(grid([0] * 6, [0] * 6, [0] * 6, [0] * 6))
+    assert d.flags == {"no_fusion"} and any(line.startswith("AT CHANCE") for line in d.lines)

@@ -105,9 +105,12 @@ def diagnose(
     else:
         if point["fusion_gain"] < margin:
             flags.add("no_fusion")
-        if point["video_reliance"] < margin:
+        at_chance = means["both"] < chance + margin
+        # At chance even with both streams, removing either costs nothing: that says nothing about which
+        # stream is ignored, so neither "ignored" flag is raised.
+        if point["video_reliance"] < margin and not at_chance:
             flags.add("video_ignored")
-        if point["audio_reliance"] < margin:
+        if point["audio_reliance"] < margin and not at_chance:
             flags.add("audio_ignored")
         gain_lo, gain_hi = intervals["fusion_gain"]
         if "no_fusion" in flags:
@@ -119,6 +122,11 @@ def diagnose(
             lines.append(
                 f"Fusion gain {point['fusion_gain']:+.3f} (95% CI {gain_lo:+.3f} to {gain_hi:+.3f}): the model "
                 "does better with both streams than with either alone."
+            )
+        if at_chance:
+            lines.append(
+                f"AT CHANCE: with both streams the model scores {means['both']:.3f} (chance {chance:.3f}); which "
+                "stream it ignores cannot be told from these items."
             )
         if "video_ignored" in flags:
             lines.append(f"VIDEO IGNORED: removing the video costs {point['video_reliance']:+.3f}.")
