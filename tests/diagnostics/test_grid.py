@@ -67,14 +67,14 @@ def test_self_check_fails_when_nothing_can_be_scored(small_bench, tmp_path):
 
 def test_ablate_cli_writes_ablation_json(checked_bench, tmp_path):
     out = tmp_path / "ablate"
-    args = ["ablate", "--bench", str(checked_bench.root), "--model", "sim:audio-blind", "-o", str(out), "--no-progress"]
+    args = ["ablate", "--bench", str(checked_bench.root), "--model", "sim:video-blind", "-o", str(out), "--no-progress"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     data = json.loads((out / "ablation.json").read_text())
     assert data["self_check"]["passed"] and data["simulated"] and data["panel"] == ["rule"]
-    assert "audio_ignored" in data["diagnosis"]["flags"]
+    assert "video_ignored" in data["diagnosis"]["flags"]
     assert set(data["conditions"]) == {"both", "video_only", "audio_only", "neither"}
-    assert "AUDIO IGNORED" in result.output
+    assert "VIDEO IGNORED" in result.output
     skipped = runner.invoke(app, [*args[:-3], "-o", str(tmp_path / "ab2"), "--skip-self-check", "--no-progress"])
     assert skipped.exit_code == 0
     manifest = json.loads((tmp_path / "ab2" / "both" / "manifest.json").read_text())
