@@ -220,3 +220,33 @@ def test_clip_to_a_text_only_route_fails_before_any_request(llama_server: LlamaS
     error = _ask_error(_route(llama_server), request)
     assert error.kind == "unsupported" and "text only" in error.message
     assert llama_server.chat_posts() == posts + 1
+
+
+def test_judge_path_end_to_end_with_json_constrained_verdicts(llama_server, checked_bench, tmp_path):
+    """Replies of a simulated model graded by a real model server: requests, stored verdicts, panel scores."""
+    from omnivchat.judges import JudgesConfig, JudgeSpec, collect_scores, judge_run
+    from omnivchat.runs import run_eval
+
+    run_dir = tmp_path / "run"
+    run_eval(checked_bench, get_route("sim:healthy"), run_dir, system_prompt="x", progress=False)
+    verdict_schema = {  # every criterion number this bench can have (K = 2), so a verdict always parses
+        "type": "object",
+        "properties": {"hits": {"type": "array", "items": {"type": "integer", "enum": [1, 2]}}},
+        "required": ["hits"],
+    }
+    spec = JudgeSpec(
+        name="smol",
+        model=MODEL,
+        base_url=llama_server.base_url,
+        max_tokens=64,
+        max_concurrency=1,
+        response_format={"type": "json_object", "schema": verdict_schema},
+    )
+    report = judge_run(run_dir, checked_bench, JudgesConfig(judges={"smol": spec}), ["smol"], progress=False)
+    summary = report.summaries["rubric:smol"]
+    assert summary.done == len(checked_bench.instances) and summary.failed == 0
+    posts = llama_server.chat_posts()
+    again = judge_run(run_dir, checked_bench, JudgesConfig(judges={"smol": spec}), ["smol"], progress=False)
+    assert again.summaries["rubric:smol"].reused == summary.done and llama_server.chat_posts() == posts
+    scores = collect_scores(run_dir, checked_bench, ["smol"])
+    assert all(s.score is not None and 0.0 <= s.score <= 1.0 for s in scores)  # a tiny model: numbers, not quality
