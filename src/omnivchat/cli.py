@@ -153,6 +153,7 @@ def _register() -> None:
     from omnivchat._cli_judges import judge_command, judges_app
     from omnivchat._cli_runs import eval_command, export_command, runs_app
     from omnivchat.report import report_command
+    from omnivchat.socialomni._cli import socialomni_app
     from omnivchat.studio._cli_bench import bench_app
 
     app.command("demo")(demo_command)
@@ -165,6 +166,7 @@ def _register() -> None:
     app.add_typer(runs_app, name="runs")
     app.add_typer(bench_app, name="bench")
     app.command("report")(report_command)
+    app.add_typer(socialomni_app, name="socialomni")
 
 
 _register()

@@ -1,0 +1,41 @@
+"""SocialOmni (Who / When / How) on omnivchat's runner: loaders, cut-offs, prompt cards, strict parsing,
+metrics, the three-judge panel, rescoring and exports. Protocol facts: ../shared/reference/socialomni.md.
+
+- name: SocialOmni (Level 1 "Who", Level 2 "When" and "How")
+- data: level_1/dataset.json (2,000 Who items), level_2/annotations_200.json (200 When items, 128 How)
+- languages: English
+"""
+
+from omnivchat.socialomni._cards import PromptCards, how_text, load_cards, when_text, who_text
+from omnivchat.socialomni._data import SocialOmniError, WhenItem, WhoItem, how_items, load_when, load_who
+from omnivchat.socialomni._metrics import classification_metrics, how_metrics
+from omnivchat.socialomni._panel import PANELS, check_panel, parse_judge_score
+from omnivchat.socialomni._parse import parse_how, parse_when, parse_when_lenient, parse_who, parse_who_lenient
+from omnivchat.socialomni._time import WHO_CUTOFF_RULE, seconds, who_cutoff
+
+__all__ = [
+    "PANELS",
+    "WHO_CUTOFF_RULE",
+    "PromptCards",
+    "SocialOmniError",
+    "WhenItem",
+    "WhoItem",
+    "check_panel",
+    "classification_metrics",
+    "how_items",
+    "how_metrics",
+    "how_text",
+    "load_cards",
+    "load_when",
+    "load_who",
+    "parse_how",
+    "parse_judge_score",
+    "parse_when",
+    "parse_when_lenient",
+    "parse_who",
+    "parse_who_lenient",
+    "seconds",
+    "when_text",
+    "who_cutoff",
+    "who_text",
+]

@@ -1,0 +1,232 @@
+"""`omnivchat socialomni evaluate|judge|rescore|export`: the SocialOmni protocol on omnivchat's runner."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from omnivchat._cli_runs import AudioDelivery, MediaInput, Thinking, _fail, console, route_overrides
+
+socialomni_app = typer.Typer(
+    help="SocialOmni (Who / When / How): generate, judge with the three-judge panel, rescore archives, export.",
+    no_args_is_help=True,
+)
+
+
+def _errors() -> tuple[type[Exception], ...]:
+    from omnivchat.media import MediaError
+    from omnivchat.routes import CredentialError, SettingsError
+    from omnivchat.routes._openai import ConfigError
+    from omnivchat.runs import ManifestMismatch, RunError
+    from omnivchat.socialomni._data import SocialOmniError
+
+    return (SocialOmniError, CredentialError, SettingsError, ConfigError, ManifestMismatch, RunError, MediaError)
+
+
+@socialomni_app.command("evaluate")
+def evaluate_command(
+    annotations: Annotated[
+        Path, typer.Option("--annotations", help="Folder with level_1/dataset.json and level_2/annotations_200.json.")
+    ],
+    media: Annotated[Path, typer.Option("--media", help="SocialOmni media root.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Run directory (resumed when identical).")],
+    model: Annotated[
+        str, typer.Option("--model", help="Model id, e.g. gemini-3.8-flash or dashscope/qwen3.8-omni-flash.")
+    ],
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible URL (default: $OPENAI_API_BASE).")
+    ] = None,
+    key_file: Annotated[Path | None, typer.Option("--key-file", help="dotenv-style key file.")] = None,
+    key_field: Annotated[str | None, typer.Option("--key-field", help="NAME of the key in --key-file.")] = None,
+    thinking: Annotated[
+        Thinking | None, typer.Option("--thinking", help="enable_thinking on/off/default (model default otherwise).")
+    ] = None,
+    media_input_type: Annotated[
+        MediaInput | None, typer.Option("--media-input-type", help="video_url or file (whole MP4 with audio).")
+    ] = None,
+    omit_modalities: Annotated[bool | None, typer.Option("--omit-modalities/--no-omit-modalities")] = None,
+    audio_delivery: Annotated[AudioDelivery | None, typer.Option("--audio-delivery")] = None,
+    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1)] = 8192,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 8,
+    tasks: Annotated[
+        str, typer.Option("--tasks", help="Comma-separated, run in the order when, how, who.")
+    ] = "when,how,who",
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="Items per task, for a separate smoke run.")
+    ] = None,
+    prompt_cards: Annotated[
+        Path | None, typer.Option("--prompt-cards", help='JSON {"who","when","how"} cards (e.g. the official ones).')
+    ] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """Generate Who / When / How answers: prefixes trimmed at the cut-off before encoding, media first then the
+    card text, temperature 0.3, strict full-reply parsing with fixed denominators. Every item is validated before
+    the first billed request; repeating the command resumes and retries failures, keeping every attempt."""
+    from omnivchat.routes import get_route
+    from omnivchat.socialomni._cards import load_cards
+    from omnivchat.socialomni._run import evaluate
+
+    chosen = [t.strip() for t in tasks.split(",") if t.strip()]
+    if not chosen or any(t not in ("who", "when", "how") for t in chosen):
+        raise _fail("--tasks takes who, when and how")
+    try:
+        overrides = route_overrides(
+            base_url or os.environ.get("OPENAI_API_BASE"), thinking, media_input_type, omit_modalities, audio_delivery
+        )
+        route = get_route(model, key_file=key_file, key_field=key_field, **overrides)
+        summary = evaluate(
+            annotations,
+            media,
+            output,
+            route,
+            cards=load_cards(prompt_cards),
+            tasks=chosen,
+            limit=limit,
+            max_tokens=max_tokens,
+            concurrency=concurrency,
+            progress=progress,
+        )
+    except _errors() as err:
+        raise _fail(str(err)) from None
+    for task in ("who", "when"):
+        if task in summary:
+            m = summary[task]
+            console.print(
+                f"{task}: accuracy {m['accuracy']:.2f}, macro-F1 {m['macro_f1']:.2f} over {m['n']} "
+                f"({m['request_failures']} request failures, {m['parse_failures']} parse failures)"
+            )
+    how = summary["how_generation"]
+    console.print(
+        f"how: {how['completed']}/{how['n']} generated ({how['empty']} empty, {how['request_failures']} failed)"
+    )
+    console.print(f"wrote {output / 'summary.json'}, {output / 'manifest.json'} and {output / 'store.sqlite'}")
+
+
+@socialomni_app.command("judge")
+def judge_command(
+    run: Annotated[Path, typer.Argument(help="A hosted run with all When and How records.")],
+    contexts: Annotated[
+        Path, typer.Option("--contexts", help="judge-contexts.json (context, target_question, reference).")
+    ],
+    judges: Annotated[Path, typer.Option("--judges", help='Judges file {"judges": [...]} matching the panel exactly.')],
+    panel: Annotated[str, typer.Option("--panel", help="standard, paper-v3, gpt56-sol, ...")] = "standard",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Judging directory (default RUN/judging).")
+    ] = None,
+    only_judge: Annotated[
+        str | None, typer.Option("--only-judge", help="Run one judge; a later run assembles the panel.")
+    ] = None,
+    judge_prompt: Annotated[
+        Path | None,
+        typer.Option(
+            "--judge-prompt",
+            help="Replace the judge prompt (placeholders {context} {target_question} {reference} {candidate}).",
+        ),
+    ] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """Score How answers with the three-judge panel (0/25/50/75/100, temperature 0): QGold, QEns, Cov+ and
+    QEns_joint, all null while any non-empty answer lacks a full panel. Exit status 1 while incomplete."""
+    from omnivchat.socialomni._panel import load_judge_template
+    from omnivchat.socialomni._run import judge_run
+
+    out = output or run / "judging"
+    try:
+        template, template_sha = load_judge_template(judge_prompt)
+        summary = judge_run(
+            run,
+            contexts,
+            judges,
+            panel,
+            out,
+            template=template,
+            template_sha=template_sha,
+            only_judge=only_judge,
+            progress=progress,
+        )
+    except _errors() as err:
+        raise _fail(str(err)) from None
+    m = summary["metrics"]
+    shown = ", ".join(
+        f"{k} {m[k]:.2f}" if m[k] is not None else f"{k} null" for k in ("qgold", "qens", "cov_plus", "qens_joint")
+    )
+    console.print(f"panel {panel} ({', '.join(summary['judges'])}): {shown}")
+    console.print(f"wrote {out / 'scores.json'} and {out / 'summary.json'}")
+    if not m["complete"]:
+        console.print(f"[yellow]incomplete[/]: {len(m['missing'])} answers lack a full panel")
+        raise typer.Exit(code=1)
+
+
+@socialomni_app.command("rescore")
+def rescore_command(
+    judges: Annotated[Path, typer.Option("--judges", help="Judges file matching the panel exactly.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Rescoring directory.")],
+    run: Annotated[
+        Path | None, typer.Option("--run", help="A hosted run to rescore (needs --contexts, --model).")
+    ] = None,
+    contexts: Annotated[Path | None, typer.Option("--contexts")] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Name for the hosted run's model in the results.")
+    ] = None,
+    paper: Annotated[
+        Path | None, typer.Option("--paper", help="Archived answers: ensemble_response_scores.csv.")
+    ] = None,
+    panel: Annotated[str, typer.Option("--panel")] = "standard",
+    only_judge: Annotated[str | None, typer.Option("--only-judge")] = None,
+    judge_prompt: Annotated[Path | None, typer.Option("--judge-prompt")] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+) -> None:
+    """Rescore How answers from a hosted run or from archived paper answers (QGold null for archives) with the
+    same rubric and panel. Writes input.json (normalised) and results.json."""
+    from omnivchat.socialomni._panel import load_judge_template
+    from omnivchat.socialomni._run import prepare_from_archive, prepare_from_run, rescore
+
+    if (run is None) == (paper is None):
+        raise _fail("give either --run (with --contexts and --model) or --paper")
+    try:
+        if run is not None:
+            if contexts is None or model is None:
+                raise _fail("--run needs --contexts and --model")
+            data = prepare_from_run(run, contexts, model)
+        else:
+            assert paper is not None
+            data = prepare_from_archive(paper)
+        output.mkdir(parents=True, exist_ok=True)
+        (output / "input.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        template, _ = load_judge_template(judge_prompt)
+        result = rescore(data, judges, panel, output, template=template, only_judge=only_judge, progress=progress)
+    except _errors() as err:
+        raise _fail(str(err)) from None
+    for entry in result["models"]:
+        m = entry["metrics"]
+        shown = ", ".join(
+            f"{k} {m[k]:.2f}" if m[k] is not None else f"{k} null" for k in ("qgold", "qens", "cov_plus", "qens_joint")
+        )
+        console.print(f"{entry['model']}: {shown}")
+    console.print(f"wrote {output / 'input.json'} and {output / 'results.json'}")
+    if not result["complete"]:
+        raise typer.Exit(code=1)
+
+
+@socialomni_app.command("export")
+def export_command(
+    run: Annotated[Path, typer.Argument(help="Hosted run directory.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="JSON file to write.")],
+    judging: Annotated[Path | None, typer.Option("--judging", help="Judging directory (default RUN/judging).")] = None,
+    allow_incomplete: Annotated[bool, typer.Option("--allow-incomplete", help="Export a progress artifact.")] = False,
+) -> None:
+    """Per-item predictions and scores, metrics and status (complete, scored_with_request_failures, incomplete),
+    without endpoints or keys. An incomplete evaluation is refused unless --allow-incomplete."""
+    from omnivchat.socialomni._run import export
+
+    try:
+        data = export(run, judging or run / "judging", allow_incomplete=allow_incomplete)
+    except _errors() as err:
+        raise _fail(str(err)) from None
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    console.print(f"wrote {output} (status {data['status']}, {len(data['items'])} items)")
