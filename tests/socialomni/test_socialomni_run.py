@@ -235,3 +235,41 @@ def test_media_escape_is_refused_before_any_request(dataset, tmp_path, key_file)
             app, evaluate_args((bad, media, None), server.base_url, tmp_path / "r", key_file, "--tasks", "who")
         )
         assert result.exit_code == 2 and server.count == 0
+
+
+def test_who_request_failure_is_scored_with_request_failures_and_foreign_judging_refused(dataset, tmp_path, key_file):
+    def rules(request_json):
+        if "0:01 to 0:02" in message_text(request_json):  # one Who item: a non-retryable failure
+            return Behaviour(status=400, error_message="bad request")
+        return candidate_rules(request_json)
+
+    out, other = tmp_path / "run", tmp_path / "other"
+    with LoopbackServer(rules=rules) as server:
+        assert runner.invoke(app, evaluate_args(dataset, server.base_url, out, key_file)).exit_code == 0
+        assert (
+            runner.invoke(app, evaluate_args(dataset, server.base_url, other, key_file, "--max-tokens", "99")).exit_code
+            == 0
+        )
+    with LoopbackServer(rules=judge_rules) as judges_server:
+        path = judges_file(tmp_path, judges_server.base_url)
+        for run in (out, other):
+            args = [
+                "socialomni",
+                "judge",
+                str(run),
+                "--contexts",
+                str(dataset[2]),
+                "--judges",
+                str(path),
+                "--no-progress",
+            ]
+            assert runner.invoke(app, args).exit_code == 0
+    result = runner.invoke(app, ["socialomni", "export", str(out), "-o", str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["status"] == "scored_with_request_failures"
+    assert data["metrics"]["who"]["n"] == 3 and data["metrics"]["who"]["request_failures"] == 1
+    mixed = runner.invoke(
+        app, ["socialomni", "export", str(out), "--judging", str(other / "judging"), "-o", str(tmp_path / "m.json")]
+    )
+    assert mixed.exit_code == 2 and "another candidate run" in mixed.output
