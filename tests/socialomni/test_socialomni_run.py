@@ -96,6 +96,7 @@ def test_evaluate_judge_export_complete(dataset, tmp_path, key_file):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["who"]["n"] == 3 and summary["who"]["correct"] == 1  # answered "B" three times, gold B once
     assert summary["when"]["correct"] == 3 and summary["when"]["n"] == 4
+    assert summary["who_lenient"]["n"] == 3  # reported apart, never instead of the strict metric
     prefixes = sorted((out / "prefixes").glob("*.mp4"))
     assert prefixes and all(abs(probe(p).duration - 2.0) < 0.05 or probe(p).duration < 2.0 for p in prefixes)
     with LoopbackServer(rules=judge_rules) as judges_server:

@@ -22,7 +22,7 @@ from omnivchat.socialomni._cards import PromptCards, how_text, when_text, who_te
 from omnivchat.socialomni._data import SocialOmniError, WhenItem, WhoItem, file_sha256, how_items, load_when, load_who
 from omnivchat.socialomni._metrics import classification_metrics, how_metrics
 from omnivchat.socialomni._panel import JUDGE_SAMPLING, check_panel, judge_text, parse_judge_score
-from omnivchat.socialomni._parse import parse_how, parse_when, parse_who
+from omnivchat.socialomni._parse import parse_how, parse_when, parse_when_lenient, parse_who, parse_who_lenient
 from omnivchat.socialomni._prefix import PREFIX_ENCODING, make_prefix
 from omnivchat.socialomni._time import WHO_CUTOFF_RULE
 
@@ -183,15 +183,16 @@ def summarize(run: Path) -> dict[str, Any]:
     """Who and When accuracy and macro-F1 (fixed denominators; request and parse failures apart)."""
     records = candidate_records(run)
     summary: dict[str, Any] = {}
+    lenient_parsers = {"who": parse_who_lenient, "when": parse_when_lenient}
     for task, labels in (("who", ("A", "B", "C", "D")), ("when", ("YES", "NO"))):
         rows = records.get(task) or {}
         if rows:
-            summary[task] = classification_metrics(
-                {k: r["prediction"] for k, r in rows.items()},
-                {k: r["gold"] for k, r in rows.items()},
-                labels,
-                {k for k, r in rows.items() if r["request_failed"]},
-            )
+            gold = {k: r["gold"] for k, r in rows.items()}
+            failed = {k for k, r in rows.items() if r["request_failed"]}
+            summary[task] = classification_metrics({k: r["prediction"] for k, r in rows.items()}, gold, labels, failed)
+            # A separate, clearly labelled metric: never the headline number of the protocol.
+            lenient = {k: lenient_parsers[task](r["text"]) if r["text"] is not None else None for k, r in rows.items()}
+            summary[f"{task}_lenient"] = classification_metrics(lenient, gold, labels, failed)
     how = records.get("how") or {}
     summary["how_generation"] = {
         "n": len(how),
