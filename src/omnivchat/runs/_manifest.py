@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import omnivchat
-from omnivchat._canonical import sha256_json, sha256_text
+from omnivchat._canonical import sha256_file, sha256_json, sha256_text
 from omnivchat.bench import Bench, Instance
 from omnivchat.routes import Route
 
@@ -40,14 +40,6 @@ def source_hash() -> str:
     return digest.hexdigest()
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def bench_identity(bench: Bench, instances: list[Instance]) -> dict[str, Any]:
     """Hashes of the instances used and of every clip they reference."""
     clips: dict[str, str] = {}
@@ -55,7 +47,7 @@ def bench_identity(bench: Bench, instances: list[Instance]) -> dict[str, Any]:
         for turn in instance.turns:
             if turn.video not in clips:
                 path = bench.media_path(turn)
-                clips[turn.video] = file_sha256(path) if path.is_file() else "missing"
+                clips[turn.video] = sha256_file(path) if path.is_file() else "missing"
     rows = [json.loads(i.model_dump_json()) for i in instances]
     return {
         "name": bench.info.name,

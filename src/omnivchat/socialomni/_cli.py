@@ -27,6 +27,12 @@ def _errors() -> tuple[type[Exception], ...]:
     return (SocialOmniError, CredentialError, SettingsError, ConfigError, ManifestMismatch, RunError, MediaError)
 
 
+def _quality(m: dict) -> str:
+    """QGold, QEns, Cov+ and QEns_joint on one line; null stays null."""
+    keys = ("qgold", "qens", "cov_plus", "qens_joint")
+    return ", ".join(f"{k} {m[k]:.2f}" if m[k] is not None else f"{k} null" for k in keys)
+
+
 @socialomni_app.command("evaluate")
 def evaluate_command(
     annotations: Annotated[
@@ -151,10 +157,7 @@ def judge_command(
     except _errors() as err:
         raise _fail(str(err)) from None
     m = summary["metrics"]
-    shown = ", ".join(
-        f"{k} {m[k]:.2f}" if m[k] is not None else f"{k} null" for k in ("qgold", "qens", "cov_plus", "qens_joint")
-    )
-    console.print(f"panel {panel} ({', '.join(summary['judges'])}): {shown}")
+    console.print(f"panel {panel} ({', '.join(summary['judges'])}): {_quality(m)}")
     console.print(f"wrote {out / 'scores.json'} and {out / 'summary.json'}")
     if not m["complete"]:
         console.print(f"[yellow]incomplete[/]: {len(m['missing'])} answers lack a full panel")
@@ -203,10 +206,7 @@ def rescore_command(
         raise _fail(str(err)) from None
     for entry in result["models"]:
         m = entry["metrics"]
-        shown = ", ".join(
-            f"{k} {m[k]:.2f}" if m[k] is not None else f"{k} null" for k in ("qgold", "qens", "cov_plus", "qens_joint")
-        )
-        console.print(f"{entry['model']}: {shown}")
+        console.print(f"{entry['model']}: {_quality(m)}")
     console.print(f"wrote {output / 'input.json'} and {output / 'results.json'}")
     if not result["complete"]:
         raise typer.Exit(code=1)

@@ -14,7 +14,6 @@ would stop half-way.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -22,6 +21,8 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
+
+from omnivchat._canonical import sha256_file
 
 #: Item counts of the release: Who items, When items (the 200-item core split), and gold-YES When items (How).
 WHO_COUNT = 2000
@@ -86,13 +87,7 @@ class WhenItem(BaseModel):
     """``question_2.answer``: the reference next utterance ("" for gold-NO items)."""
 
 
-def file_sha256(path: Path) -> str:
-    """sha256 hex digest of a file's bytes, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+file_sha256 = sha256_file  # the project's one file hash, under the name this module's callers use
 
 
 def source_hash(path: Path) -> str:

@@ -3,13 +3,12 @@ with the protocol's fixed encoder settings; cached by an identity hash with an o
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
 from pathlib import Path
 
-from omnivchat._canonical import sha256_json
+from omnivchat._canonical import sha256_file, sha256_json
 from omnivchat.media._ffmpeg import MediaError, run_ffmpeg
 
 PREFIX_ENCODING = {
@@ -21,16 +20,8 @@ PREFIX_ENCODING = {
 }
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def prefix_identity(source: Path, cutoff: float) -> dict:
-    return {"source_sha256": _sha256(source), "cutoff_seconds": cutoff, "encoding": PREFIX_ENCODING}
+    return {"source_sha256": sha256_file(source), "cutoff_seconds": cutoff, "encoding": PREFIX_ENCODING}
 
 
 def make_prefix(source: Path, cutoff: float, cache_dir: Path) -> tuple[Path, str]:
@@ -40,7 +31,7 @@ def make_prefix(source: Path, cutoff: float, cache_dir: Path) -> tuple[Path, str
     sidecar = out.with_suffix(".json")
     if out.is_file() and sidecar.is_file():
         recorded = json.loads(sidecar.read_text(encoding="utf-8"))
-        output_sha = _sha256(out)
+        output_sha = sha256_file(out)
         if recorded.get("identity") == identity and recorded.get("output_sha256") == output_sha:
             return out, output_sha
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -61,7 +52,7 @@ def make_prefix(source: Path, cutoff: float, cache_dir: Path) -> tuple[Path, str
         tmp.unlink(missing_ok=True)
         raise
     tmp.replace(out)
-    output_sha = _sha256(out)
+    output_sha = sha256_file(out)
     tmp_sidecar = tmp.with_suffix(".json")
     tmp_sidecar.write_text(json.dumps({"identity": identity, "output_sha256": output_sha}, indent=2) + "\n", "utf-8")
     tmp_sidecar.replace(sidecar)

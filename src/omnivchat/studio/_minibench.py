@@ -63,8 +63,23 @@ class MiniBenchError(ValueError):
 # ------------------------------------------------------------------------------------------- word lists
 
 
+class _Bilingual:
+    """English and Chinese names of a word, and the words a reply may use for it in each language."""
+
+    en: str
+    zh: str
+    en_words: tuple[str, ...]
+    zh_words: tuple[str, ...]
+
+    def words(self, lang: str) -> list[str]:
+        return list(self.en_words if lang == "en" else self.zh_words)
+
+    def name(self, lang: str) -> str:
+        return self.en if lang == "en" else self.zh
+
+
 @dataclass(frozen=True)
-class Colour:
+class Colour(_Bilingual):
     """A colour word in both languages, the CSS colour drawn, and the words a reply may use for it."""
 
     en: str
@@ -73,15 +88,9 @@ class Colour:
     en_words: tuple[str, ...]
     zh_words: tuple[str, ...]
 
-    def words(self, lang: str) -> list[str]:
-        return list(self.en_words if lang == "en" else self.zh_words)
-
-    def name(self, lang: str) -> str:
-        return self.en if lang == "en" else self.zh
-
 
 @dataclass(frozen=True)
-class Shape:
+class Shape(_Bilingual):
     """A shape as the renderer draws it, with its names in both languages and the words a reply may use."""
 
     shape: str
@@ -89,12 +98,6 @@ class Shape:
     zh: str
     en_words: tuple[str, ...]
     zh_words: tuple[str, ...]
-
-    def words(self, lang: str) -> list[str]:
-        return list(self.en_words if lang == "en" else self.zh_words)
-
-    def name(self, lang: str) -> str:
-        return self.en if lang == "en" else self.zh
 
 
 # No pink: the Chinese matcher compares characters, and 红色 (red) is found inside 粉红色 (pink).
