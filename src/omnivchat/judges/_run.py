@@ -215,10 +215,9 @@ class ItemScore:
 
 
 def _stored_verdict(store: RunStore, kind: str, item_id: str, n: int) -> tuple[list[int] | None, str]:
-    rows = [i for i in store.items(kind) if i["item_id"] == item_id]
-    if not rows:
+    row = store.item(item_id, kind)
+    if row is None:
         return None, "not judged"
-    row = rows[0]
     if row["status"] != "done":
         return None, f"{row['error_kind']}: {row['error']}"
     result = store.result(row["key"])

@@ -185,6 +185,17 @@ class RunStore:
         names = ("item_id", "key", "status", "error_kind", "error", "meta")
         return [{**dict(zip(names, r, strict=True)), "meta": json.loads(r[5])} for r in rows]
 
+    def item(self, item_id: str, kind: str) -> dict[str, Any] | None:
+        """One item's row (by its primary key), or None."""
+        row = self._db.execute(
+            "SELECT item_id, key, status, error_kind, error, meta FROM items WHERE item_id=? AND kind=?",
+            (item_id, kind),
+        ).fetchone()
+        if row is None:
+            return None
+        names = ("item_id", "key", "status", "error_kind", "error", "meta")
+        return {**dict(zip(names, row, strict=True)), "meta": json.loads(row[5])}
+
     def attempts(self, key: str | None = None) -> list[dict[str, Any]]:
         query = (
             "SELECT id, key, item_id, started, ended, status, http_status, error_kind, error, latency, usage, "
