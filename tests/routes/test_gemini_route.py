@@ -21,6 +21,8 @@ class FakeGemini:
     def __init__(self) -> None:
         self.requests: list[dict] = []
         self.answers: list[tuple[int, dict]] = []
+        self.uploaded = b""
+        self.polls = 0
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -29,6 +31,10 @@ class FakeGemini:
         asyncio.set_event_loop(self.loop)
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/{version}/models/{model}", self._generate)
+        # The Files API's resumable upload: start, then chunks to the session URL, then polling the file's state.
+        app.router.add_post("/upload/{version}/files", self._start_upload)
+        app.router.add_post("/upload-session/{id}", self._upload_chunk)
+        app.router.add_get("/{version}/files/{id}", self._get_file)
         self.runner = web.AppRunner(app)
         self.loop.run_until_complete(self.runner.setup())
         site = web.TCPSite(self.runner, "127.0.0.1", 0)
@@ -41,6 +47,25 @@ class FakeGemini:
         self.requests.append({"path": request.path, "headers": dict(request.headers), "json": await request.json()})
         status, body = self.answers.pop(0) if self.answers else (200, reply("A red square, and you asked a question."))
         return web.json_response(body, status=status)
+
+    def _file(self, state: str) -> dict:
+        uri = f"http://127.0.0.1:{self.port}/v1beta/files/clip1"
+        return {"name": "files/clip1", "uri": uri, "mimeType": "video/mp4", "state": state}
+
+    async def _start_upload(self, request: web.Request) -> web.Response:
+        url = f"http://127.0.0.1:{self.port}/upload-session/clip1"
+        return web.json_response({}, headers={"x-goog-upload-url": url})
+
+    async def _upload_chunk(self, request: web.Request) -> web.Response:
+        self.uploaded += await request.read()
+        if "finalize" in request.headers.get("X-Goog-Upload-Command", ""):
+            headers = {"X-Goog-Upload-Status": "final"}
+            return web.json_response({"file": self._file("PROCESSING")}, headers=headers)
+        return web.json_response({}, headers={"X-Goog-Upload-Status": "active"})
+
+    async def _get_file(self, request: web.Request) -> web.Response:
+        self.polls += 1
+        return web.json_response(self._file("ACTIVE" if self.polls > 1 else "PROCESSING"))
 
     def __enter__(self) -> FakeGemini:
         self.thread.start()
@@ -123,3 +148,19 @@ def test_failures_are_classified(answer, kind):
             ask(route, ChatRequest(item_id="t", text="hello"))
     assert info.value.kind == kind
     assert "g-key" not in info.value.message
+
+
+def test_a_large_clip_goes_through_the_files_api_and_waits_for_active(small_bench):
+    clip = small_bench.media_path(small_bench.get("s1").turns[0])
+    with FakeGemini() as server:
+        route = get_route(
+            "gemini:gemini-test",
+            api_key=Secret("g-key"),
+            base_url=f"http://127.0.0.1:{server.port}",
+            inline_max_bytes=1000,
+        )  # anything bigger is uploaded
+        response = ask(route, ChatRequest(item_id="s1", clip=clip, text="Answer."))
+    assert response.text and server.uploaded == clip.read_bytes() and server.polls == 2
+    video = server.requests[0]["json"]["contents"][-1]["parts"][0]
+    data = video.get("fileData") or video.get("file_data")
+    assert data[next(k for k in data if k.lower().replace("_", "") == "fileuri")].endswith("/files/clip1")
