@@ -221,3 +221,10 @@ def test_corrupt_clip_is_a_media_error_naming_the_file(server, tmp_path):
     err = ask_error(route_for(server), ChatRequest(item_id="x", clip=bad))
     assert err.kind == "media" and "broken.mp4" in err.message
     assert server.count == 0
+
+
+def test_a_history_turn_without_media_is_an_empty_user_turn(server, small_bench):
+    m1 = small_bench.get("m1")
+    last = small_bench.media_path(m1.turns[-1])
+    ask(route_for(server), ChatRequest(item_id="m1", history=(HistoryTurn(clip=None, reply="One."),), clip=last))
+    assert server.chat_requests[0].json["messages"][0] == {"role": "user", "content": ""}

@@ -91,7 +91,9 @@ class OpenAIRoute:
             parts = clip_parts(turn.clip, self.settings, store)[0] if turn.clip is not None else []
             if turn.text:
                 parts.append({"type": "text", "text": turn.text})
-            messages.append({"role": "user", "content": parts})
+            # A turn left without media (the "neither: none" ablation) is an empty user turn, not an empty list,
+            # which servers refuse.
+            messages.append({"role": "user", "content": parts or ""})
             messages.append({"role": "assistant", "content": turn.reply})
         delivered = Delivered()
         final: list[dict[str, Any]] = []
