@@ -7,8 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from omnivchat.bench import Bench, BenchInfo, Instance, load_bench, save_bench
+
+# Property tests check behaviour, never speed: no per-example deadline on shared, noisy machines.
+settings.register_profile("omnivchat", deadline=None)
+settings.load_profile("omnivchat")
 
 
 @pytest.fixture(scope="session", autouse=True)
