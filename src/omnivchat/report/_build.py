@@ -334,51 +334,42 @@ def _agreement(run: ScoredRun) -> dict[str, Any]:
 
     r, f = run.agreement, run.agreement_file
     undefined = "undefined (no reply used, or nothing to divide or correlate)"
+
+    def cells(section: str, k: int, obj: Any, fields: tuple[str, ...]) -> list[Any]:
+        # counts are always defined; every other field may be undefined (None), with the reason in its tooltip
+        return [
+            num(
+                getattr(obj, name),
+                f,
+                f"{section}[{k}].{name}",
+                "no data" if name in ("n_items", "repeat") else undefined,
+            )
+            for name in fields
+        ]
+
     judges = [
         {
             "judge": row.judge,
             "cells": [num(row.categories.get(c), f, f"rows[{k}].categories.{c}", undefined) for c in TABLE2_CATEGORIES]
-            + [
-                num(row.pooled, f, f"rows[{k}].pooled", undefined),
-                num(row.mean, f, f"rows[{k}].mean", undefined),
-                num(row.gate, f, f"rows[{k}].gate", undefined),
-                num(row.bootstrap_sd, f, f"rows[{k}].bootstrap_sd", undefined),
-                num(row.n_items, f, f"rows[{k}].n_items"),
-            ],
+            + cells("rows", k, row, ("pooled", "mean", "gate", "bootstrap_sd", "n_items")),
         }
         for k, row in enumerate(r.rows)
     ]
+    pair_fields = ("criterion_agreement", "kappa", "full_score_match", "pearson", "spearman", "n_items")
     pairs = [
-        {
-            "a": p.judge_a,
-            "b": p.judge_b,
-            "cells": [
-                num(p.criterion_agreement, f, f"pairs[{k}].criterion_agreement", undefined),
-                num(p.kappa, f, f"pairs[{k}].kappa", undefined),
-                num(p.full_score_match, f, f"pairs[{k}].full_score_match", undefined),
-                num(p.pearson, f, f"pairs[{k}].pearson", undefined),
-                num(p.spearman, f, f"pairs[{k}].spearman", undefined),
-                num(p.n_items, f, f"pairs[{k}].n_items"),
-            ],
-        }
-        for k, p in enumerate(r.pairs)
+        {"a": p.judge_a, "b": p.judge_b, "cells": cells("pairs", k, p, pair_fields)} for k, p in enumerate(r.pairs)
     ]
-    repeats = [
-        {
-            "judge": x.judge,
-            "cells": [
-                num(x.repeat, f, f"repeats[{k}].repeat"),
-                num(x.pooled_main, f, f"repeats[{k}].pooled_main", undefined),
-                num(x.pooled_repeat, f, f"repeats[{k}].pooled_repeat", undefined),
-                num(x.pooled_change, f, f"repeats[{k}].pooled_change", undefined),
-                num(x.score_differs, f, f"repeats[{k}].score_differs", undefined),
-                num(x.criterion_agreement, f, f"repeats[{k}].criterion_agreement", undefined),
-                num(x.kappa, f, f"repeats[{k}].kappa", undefined),
-                num(x.n_items, f, f"repeats[{k}].n_items"),
-            ],
-        }
-        for k, x in enumerate(r.repeats)
-    ]
+    repeat_fields = (
+        "repeat",
+        "pooled_main",
+        "pooled_repeat",
+        "pooled_change",
+        "score_differs",
+        "criterion_agreement",
+        "kappa",
+        "n_items",
+    )
+    repeats = [{"judge": x.judge, "cells": cells("repeats", k, x, repeat_fields)} for k, x in enumerate(r.repeats)]
     d = r.decomposition
     summary = [
         (f"Krippendorff's α (nominal, {r.alpha_n_units} criterion decisions)", num(r.alpha, f, "alpha", undefined)),
