@@ -35,15 +35,18 @@ def print_grid(grid: object, title: str) -> None:
         lo, hi = d.intervals[name]
         table.add_row(name, f"{d.means[name]:.3f}", f"{lo:.3f} to {hi:.3f}")
     for name in METRICS:
-        lo, hi = d.intervals[name]
-        shown = "refused" if d.refused and name == "fusion_gain" else f"{getattr(d, name):+.3f}"
-        table.add_row(name, shown, f"{lo:+.3f} to {hi:+.3f}")
+        value, pair = getattr(d, name), d.intervals.get(name)
+        shown = "refused" if value is None else f"{value:+.3f}"
+        table.add_row(name, shown, "—" if pair is None else f"{pair[0]:+.3f} to {pair[1]:+.3f}")
     console.print(table)
     console.print(f"[bold]{d.verdict}[/] ({grid.n_items_used} items scored in all four conditions)")  # type: ignore[attr-defined]
     for line in d.lines:
         console.print(f"  {line}")
     for code, cat in grid.categories.items():  # type: ignore[attr-defined]
         console.print(f"  {code}: {cat.verdict if cat else 'too few items to diagnose'}")
+
+
+SELF_CHECK_LINE = "self-check: sim:video-blind and sim:audio-blind must be flagged, sim:healthy must not"
 
 
 def ablate_command(
@@ -69,6 +72,14 @@ def ablate_command(
     chance: Annotated[
         float, typer.Option("--chance", help="Chance score: 0 for rubrics, 1/k for k-way choices.")
     ] = 0.0,
+    floor_margin: Annotated[
+        float,
+        typer.Option(
+            "--floor-margin",
+            min=0.0,
+            help="Refuse the fusion gain only when the lower 95% bound of 'neither' exceeds chance + this margin.",
+        ),
+    ] = 0.10,
     skip_self_check: Annotated[
         bool, typer.Option("--skip-self-check", help="Do not run the harness self-check (recorded).")
     ] = False,
@@ -85,8 +96,9 @@ def ablate_command(
     """The modality ablation grid: run a model under both / video_only / audio_only / neither, judge each, and
     report fusion gain, video and audio reliance and the prior floor with paired 95% intervals.
 
-    First a self-check runs sim:no-fusion (must be flagged) and sim:healthy (must not be) on the same bench and
-    judges; it stops the grid if either fails. The prior floor is checked before any fusion gain is reported.
+    First a self-check runs sim:video-blind and sim:audio-blind (each must be flagged) and sim:healthy (must not
+    be) on the same bench and judges; it stops the grid if any check fails. The prior floor is checked before any
+    fusion gain is reported: when the lower 95% bound of 'neither' exceeds chance + --floor-margin, no gain is given.
     """
     from omnivchat.bench import BenchError, load_bench
     from omnivchat.diagnostics._grid import SelfCheckFailed, run_grid, self_check, write_ablation
@@ -119,12 +131,13 @@ def ablate_command(
             "neither": neither,
             "video_only": video_only,
             "chance": chance,
+            "floor_margin": floor_margin,
             "system_prompt": prompt,
             "system_prompt_label": label,
         }
         record = {"skipped": True}
         if not skip_self_check:
-            console.print("self-check: sim:no-fusion must be flagged, sim:healthy must not")
+            console.print(SELF_CHECK_LINE)
             record = self_check(
                 loaded, output / "self-check", panel=members, config=config, progress=progress, **options
             )
@@ -247,7 +260,7 @@ def demo_command(
         record = self_check(bench, output / "self-check", panel=panel, progress=progress)
     except SelfCheckFailed as err:
         raise _fail(str(err)) from None
-    console.print("[green]self-check passed[/]: sim:no-fusion is flagged, sim:healthy is not")
+    console.print(f"[green]self-check passed[/]: {SELF_CHECK_LINE.removeprefix('self-check: ')}")
     rows = Table(title="Table 1 rows (simulated models: a harness check)", title_justify="left")
     rows.add_column("model")
     for column in TABLE1_COLUMNS:

@@ -52,16 +52,79 @@ def test_prior_floor_refusal_on_a_bench_whose_answers_leak(checked_bench, tmp_pa
     save_bench(Bench(root=root, info=checked_bench.info, instances=leaked))
     leaky = grid_for(load_bench(root), "sim:prior-only", tmp_path)
     assert leaky.diagnosis.refused and "prior_floor_high" in leaky.diagnosis.flags
-    assert leaky.diagnosis.means["neither"] == 1.0
+    assert leaky.diagnosis.means["neither"] == 1.0 and leaky.diagnosis.fusion_gain is None
+
+
+def test_ablate_cli_shows_a_refusal_without_a_gain(checked_bench, tmp_path):
+    root = tmp_path / "leaky"
+    shutil.copytree(checked_bench.root, root)
+    leaked = [
+        i.model_copy(update={"turns": [i.turns[0].model_copy(update={"text": f"(hint: {i.reference})"})]})
+        for i in checked_bench.instances
+    ]
+    save_bench(Bench(root=root, info=checked_bench.info, instances=leaked))
+    out = tmp_path / "ab"
+    args = ["ablate", "--bench", str(root), "--model", "sim:prior-only", "-o", str(out), "--no-progress"]
+    result = runner.invoke(app, [*args, "--skip-self-check"])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "ablation.json").read_text())
+    assert data["diagnosis"]["refused"] and data["diagnosis"]["fusion_gain"] is None
+    assert "fusion_gain" not in data["diagnosis"]["intervals"]
+    gain_line = next(line for line in result.output.splitlines() if line.strip("│┃ ").startswith("fusion_gain"))
+    assert "refused" in gain_line and "—" in gain_line
 
 
 def test_self_check_passes_with_a_judge_that_can_score(checked_bench, tmp_path):
     record = self_check(checked_bench, tmp_path / "sc", panel=["rule"], progress=False)
-    assert record["passed"] and record["no_fusion_flagged"] and not record["healthy_flagged"]
+    models = record["models"]
+    assert record["passed"] and models["sim:video-blind"]["flagged"] and models["sim:audio-blind"]["flagged"]
+    assert not models["sim:healthy"]["flagged"]
+
+
+@pytest.fixture(scope="module")
+def mixed_bench(checked_bench, tmp_path_factory):
+    """Items that need the video only, the audio only, and both (the checked bench with two items made
+    video-only)."""
+    root = tmp_path_factory.mktemp("mixed") / "bench"
+    shutil.copytree(checked_bench.root, root)
+    video_only = {"c1", "c6"}
+    instances = [
+        i.model_copy(update={"requires": ["video"]}) if i.id in video_only else i for i in checked_bench.instances
+    ]
+    save_bench(Bench(root=root, info=checked_bench.info, instances=instances))
+    bench = load_bench(root)
+    assert {tuple(i.requires or ()) for i in bench.instances} == {("video",), ("audio",), ("video", "audio")}
+    return bench
+
+
+def test_self_check_passes_on_a_bench_with_video_only_audio_only_and_both_items(mixed_bench, tmp_path):
+    """A model with both single-stream skills but no fusion gains from the second stream on such a bench, so it
+    is not the seed's broken model; the video-ignoring and audio-ignoring models are caught, the healthy one not."""
+    record = self_check(mixed_bench, tmp_path / "sc", panel=["rule"], progress=False)
+    assert record["passed"]
+    video_blind = record["models"]["sim:video-blind"]["diagnosis"]
+    assert video_blind["fusion_gain"] == pytest.approx(0.0) and "video_ignored" in video_blind["flags"]
+    audio_blind = record["models"]["sim:audio-blind"]["diagnosis"]
+    assert "audio_ignored" in audio_blind["flags"]
+    healthy = record["models"]["sim:healthy"]["diagnosis"]
+    assert healthy["flags"] == [] and healthy["fusion_gain"] == pytest.approx(1 - 3 / 8)
+    # the model the old self-check used gains from the second stream here: calling it "no fusion" was wrong
+    no_fusion = grid_for(mixed_bench, "sim:no-fusion", tmp_path)
+    assert no_fusion.diagnosis.fusion_gain == pytest.approx(2 / 8)
+
+
+def test_ablate_cli_runs_on_a_mixed_bench(mixed_bench, tmp_path):
+    out = tmp_path / "ablate"
+    args = ["ablate", "--bench", str(mixed_bench.root), "--model", "sim:healthy", "-o", str(out), "--no-progress"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "ablation.json").read_text())
+    assert data["self_check"]["passed"] and data["diagnosis"]["verdict"] == "healthy"
+    assert data["diagnosis"]["floor_margin"] == 0.10
 
 
 def test_self_check_fails_when_nothing_can_be_scored(small_bench, tmp_path):
-    with pytest.raises(SelfCheckFailed, match="sim:no-fusion was not flagged"):
+    with pytest.raises(SelfCheckFailed, match="sim:video-blind was not flagged"):
         self_check(small_bench, tmp_path / "sc", panel=["rule"], progress=False)  # no machine checks
 
 

@@ -363,7 +363,8 @@ def test_ablation_grid_and_refusal(inputs: Inputs, report: Path) -> None:
     refused = json.loads((inputs.refused / "ablation.json").read_text())["diagnosis"]
     assert refused["refused"] is True
     assert 'class="refused"' in refused_section and "prior_floor_high" in refused_section
-    assert "not reported" in refused_section and f"{refused['fusion_gain']:.3f}</td>" not in refused_section
+    assert refused["fusion_gain"] is None and "fusion_gain" not in refused["intervals"]
+    assert "not reported" in refused_section and "more than the margin" in refused_section
     page = parse(html)
     conditions = page.tables["conditions"]
     assert [r[0][0] for r in conditions[1:5]] == ["both", "video_only", "audio_only", "neither"]

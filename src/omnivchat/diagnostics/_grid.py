@@ -18,7 +18,12 @@ from omnivchat.runs import RunError, run_eval
 NeitherMode = Literal["blank", "none"]
 VideoOnlyMode = Literal["mute", "strip"]
 ABLATION_FILE = "ablation.json"
-SELF_CHECK_MODELS = ("sim:no-fusion", "sim:healthy")
+# The seed's broken model ignores the video (video skill 0, hence no fusion); its audio twin is checked too. A model
+# with both single-stream skills but no fusion is not used: on a bench with video-only and audio-only items it
+# gains from the second stream, so the grid is right not to call it "no fusion".
+MUST_BE_CAUGHT = {"sim:video-blind": "video_ignored", "sim:audio-blind": "audio_ignored"}
+MUST_PASS = "sim:healthy"
+SELF_CHECK_MODELS = (*MUST_BE_CAUGHT, MUST_PASS)
 MIN_CATEGORY_ITEMS = 4  # fewer items than this in a category: no per-category diagnosis (intervals meaningless)
 
 
@@ -96,6 +101,7 @@ def run_grid(
     video_only: VideoOnlyMode = "mute",
     concurrency: int | None = None,
     chance: float = 0.0,
+    floor_margin: float = 0.10,
     progress: bool = True,
     manifest_extra: dict[str, Any] | None = None,
 ) -> GridResult:
@@ -143,15 +149,22 @@ def run_grid(
     ids, aligned = _aligned(scores)
     if not ids:
         return GridResult(model, out_dir, scores, None, {}, 0, problem="no item was scored in all four conditions")
-    overall = diagnose(aligned, chance=chance)
+    overall = diagnose(aligned, chance=chance, floor_margin=floor_margin)
     categories: dict[str, Diagnosis | None] = {}
     for code in CATEGORIES:
         keep = [k for k, i in enumerate(ids) if SUBCATEGORIES[bench.get(i).subcategory].category == code]
         if len(keep) >= MIN_CATEGORY_ITEMS:
-            categories[code] = diagnose({c: [aligned[c][k] for k in keep] for c in CONDITIONS}, chance=chance)
+            categories[code] = diagnose(
+                {c: [aligned[c][k] for k in keep] for c in CONDITIONS}, chance=chance, floor_margin=floor_margin
+            )
         elif keep:
             categories[code] = None
     return GridResult(model, out_dir, scores, overall, categories, len(ids))
+
+
+def caught(grid: GridResult, stream_flag: str) -> bool:
+    """A stream-ignoring model is caught when the grid flags no fusion or names the ignored stream."""
+    return grid.diagnosis is not None and bool({"no_fusion", stream_flag} & grid.diagnosis.flags)
 
 
 def self_check(
@@ -163,10 +176,11 @@ def self_check(
     progress: bool = True,
     **grid_options: Any,
 ) -> dict[str, Any]:
-    """Run sim:no-fusion (must be flagged) and sim:healthy (must not be) through the same grid and judges.
+    """Run sim:video-blind and sim:audio-blind (each must be flagged) and sim:healthy (must not be) through the
+    same grid and judges (seed 002: a broken model is caught and a healthy one is not falsely flagged).
 
-    Raises SelfCheckFailed when either check fails: a grid that cannot catch a known-broken model proves
-    nothing about a real one.
+    Raises SelfCheckFailed when any check fails: a grid that cannot catch a known-broken model proves nothing
+    about a real one.
     """
     out_dir = Path(out_dir)
     results = {
@@ -181,26 +195,35 @@ def self_check(
         )
         for model in SELF_CHECK_MODELS
     }
-    broken, healthy = results["sim:no-fusion"], results["sim:healthy"]
-    record = {
-        "skipped": False,
-        "no_fusion_flagged": broken.diagnosis is not None and "no_fusion" in broken.diagnosis.flags,
-        "healthy_flagged": healthy.diagnosis is None or healthy.flagged,
-        "no_fusion": broken.diagnosis.model_dump(mode="json") if broken.diagnosis else None,
-        "healthy": healthy.diagnosis.model_dump(mode="json") if healthy.diagnosis else None,
+    healthy = results[MUST_PASS]
+    record: dict[str, Any] = {"skipped": False, "models": {}}
+    why = []
+    for model, stream_flag in MUST_BE_CAUGHT.items():
+        grid = results[model]
+        flagged = caught(grid, stream_flag)
+        record["models"][model] = {
+            "expected": "flagged",
+            "flagged": flagged,
+            "diagnosis": grid.diagnosis.model_dump(mode="json") if grid.diagnosis else None,
+        }
+        if not flagged:
+            shown = grid.problem or (grid.diagnosis.verdict if grid.diagnosis else "no diagnosis")
+            why.append(f"{model} was not flagged ({shown})")
+    healthy_flagged = healthy.diagnosis is None or healthy.flagged
+    record["models"][MUST_PASS] = {
+        "expected": "not flagged",
+        "flagged": healthy_flagged,
+        "diagnosis": healthy.diagnosis.model_dump(mode="json") if healthy.diagnosis else None,
     }
-    record["passed"] = record["no_fusion_flagged"] and not record["healthy_flagged"]
-    if not record["passed"]:
-        why = []
-        if not record["no_fusion_flagged"]:
-            why.append("sim:no-fusion was not flagged" + (f" ({broken.problem})" if broken.problem else ""))
-        if record["healthy_flagged"]:
-            flags = sorted(healthy.diagnosis.flags) if healthy.diagnosis else [healthy.problem]
-            why.append(f"sim:healthy was flagged ({', '.join(map(str, flags))})")
+    if healthy_flagged:
+        flags = sorted(healthy.diagnosis.flags) if healthy.diagnosis else [healthy.problem]
+        why.append(f"{MUST_PASS} was flagged ({', '.join(map(str, flags))})")
+    record["passed"] = not why
+    if why:
         raise SelfCheckFailed(
             "harness self-check failed: " + "; ".join(why) + ". The grid cannot tell broken from healthy on this "
-            "bench with these judges (do its rubrics score the reference reply? are `requires` set?). "
-            "Use --skip-self-check only if you know why."
+            "bench with these judges (do its rubrics score the reference reply? are `requires` set? is the prior "
+            "floor high?). Use --skip-self-check only if you know why."
         )
     return record
 

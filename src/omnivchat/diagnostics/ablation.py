@@ -8,8 +8,10 @@ neither (no usable media). From their means:
     audio_reliance = both - video_only
     prior_floor    = neither
 
-The prior floor is checked first: when ``neither`` is clearly above chance (its 95% interval's lower bound is
-above the chance level), the benchmark can be answered without the media, and no fusion gain is reported.
+The prior floor is checked first: when ``neither`` is well above chance (its 95% interval's lower bound is above
+chance + ``floor_margin``), the benchmark can be answered without the media, and no fusion gain is reported (it is
+None, with no interval). The margin matters on rubric benches, where chance is 0 and a real model with no media
+still earns a few points (a language gate met, a polite tier hit): such a floor does not make the gain noise.
 Intervals are percentile bootstraps paired by item (every condition resampled with the same items).
 """
 
@@ -30,11 +32,11 @@ class Diagnosis(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    fusion_gain: float
+    fusion_gain: float | None = Field(description="both - max(video_only, audio_only); None when refused.")
     video_reliance: float
     audio_reliance: float
     prior_floor: float
-    refused: bool = Field(description="The prior floor is above chance: no fusion gain is reported.")
+    refused: bool = Field(description="The prior floor is above chance + floor_margin: no fusion gain is reported.")
     flags: set[str] = Field(default_factory=set)
     means: dict[str, float] = Field(default_factory=dict, description="Mean score per condition.")
     intervals: dict[str, tuple[float, float]] = Field(
@@ -43,6 +45,8 @@ class Diagnosis(BaseModel):
     n_items: int = 0
     chance: float = 0.0
     margin: float = 0.05
+    # 0 for files written before the margin existed: they refused at the bare chance level.
+    floor_margin: float = Field(0.0, description="How far above chance the floor's lower bound may go.")
     verdict: str = ""
     lines: list[str] = Field(default_factory=list, description="The diagnosis in words, with its numbers.")
 
@@ -61,6 +65,7 @@ def diagnose(
     chance: float = 0.0,
     *,
     margin: float = 0.05,
+    floor_margin: float = 0.10,
     n_resamples: int = 2000,
     seed: int = 0,
 ) -> Diagnosis:
@@ -68,8 +73,11 @@ def diagnose(
 
     ``chance`` is the score of guessing (0 for rubric scores, 1/k for a k-way choice). A metric below
     ``margin`` counts as "near zero": fusion_gain -> no_fusion, video_reliance -> video_ignored,
-    audio_reliance -> audio_ignored. Raises ValueError when a condition is missing or lengths differ.
+    audio_reliance -> audio_ignored. The fusion gain is refused (None) when the lower 95% bound of ``neither``
+    exceeds ``chance + floor_margin``. Raises ValueError when a condition is missing or lengths differ.
     """
+    if floor_margin < 0:
+        raise ValueError(f"floor_margin must be >= 0, got {floor_margin}")
     missing = [c for c in CONDITIONS if c not in scores]
     if missing:
         raise ValueError(f"conditions missing: {', '.join(missing)}")
@@ -91,16 +99,20 @@ def diagnose(
     intervals = {k: (float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))) for k, v in boot.items()}
 
     flags: set[str] = set()
-    refused = intervals["neither"][0] > chance
+    floor_lo, floor_hi = intervals["neither"]
+    refused = floor_lo > chance + floor_margin
     lines: list[str] = []
+    gain: float | None = point["fusion_gain"]
     if refused:
         flags.add("prior_floor_high")
-        lo, hi = intervals["neither"]
+        gain = None
+        del intervals["fusion_gain"]
         verdict = "refused: answerable without the media"
         lines.append(
             f"PRIOR FLOOR HIGH: with no usable media the model still scores {point['prior_floor']:.3f} "
-            f"(95% CI {lo:.3f}-{hi:.3f}), above chance {chance:.3f}. The benchmark can be answered without the "
-            "media, so no fusion gain is reported: every other number would measure a language model."
+            f"(95% CI {floor_lo:.3f}-{floor_hi:.3f}), above chance {chance:.3f} + margin {floor_margin:.3f}. The "
+            "benchmark can be answered without the media, so no fusion gain is reported: every other number would "
+            "measure a language model."
         )
     else:
         if point["fusion_gain"] < margin:
@@ -144,10 +156,11 @@ def diagnose(
     lines.append(
         "means: "
         + ", ".join(f"{c} {means[c]:.3f}" for c in CONDITIONS)
-        + f"; prior floor {point['prior_floor']:.3f} vs chance {chance:.3f}; {n} items"
+        + f"; prior floor {point['prior_floor']:.3f} (95% CI {floor_lo:.3f}-{floor_hi:.3f}) vs chance {chance:.3f}"
+        + f" + margin {floor_margin:.3f}; {n} items"
     )
     return Diagnosis(
-        **point,
+        **{**point, "fusion_gain": gain},
         refused=refused,
         flags=flags,
         means=means,
@@ -155,6 +168,7 @@ def diagnose(
         n_items=n,
         chance=chance,
         margin=margin,
+        floor_margin=floor_margin,
         verdict=verdict,
         lines=lines,
     )

@@ -243,6 +243,19 @@ def _diagnosis_metrics(d: Any, f: InputFile, key: str) -> list[dict[str, Any]]:
     return rows
 
 
+def _self_check_models(record: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Each simulated model of the self-check with what was expected of it; files written before the
+    video-blind check held one broken model (sim:no-fusion) in flat keys."""
+    if not record or record.get("skipped"):
+        return []
+    if "models" in record:
+        return [{"model": m, **{k: v[k] for k in ("expected", "flagged")}} for m, v in record["models"].items()]
+    return [
+        {"model": "sim:no-fusion", "expected": "flagged", "flagged": record.get("no_fusion_flagged", "?")},
+        {"model": "sim:healthy", "expected": "not flagged", "flagged": record.get("healthy_flagged", "?")},
+    ]
+
+
 def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., str]) -> dict[str, Any]:
     from omnivchat.diagnostics import CONDITIONS
 
@@ -311,6 +324,9 @@ def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., 
         "n_items_used": num(data.get("n_items_used"), f, "n_items_used"),
         "chance": num(d.chance, f, "diagnosis.chance"),
         "margin": num(d.margin, f, "diagnosis.margin"),
+        "floor_margin": num(d.floor_margin, f, "diagnosis.floor_margin"),
+        "floor": num(d.prior_floor, f, "diagnosis.prior_floor"),
+        "floor_ci": interval(d.intervals.get("prior_floor"), f, "diagnosis.intervals.prior_floor"),
         "conditions": conditions,
         "metrics": _diagnosis_metrics(d, f, "diagnosis"),
         "flags": [{"code": x, "text": FLAG_TEXT.get(x, x)} for x in sorted(d.flags)],
@@ -319,6 +335,7 @@ def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., 
         "lines": d.lines,
         "categories": categories,
         "self_check": data.get("self_check"),
+        "self_check_models": _self_check_models(data.get("self_check")),
         "plot": plot(
             f"{label}: {d.n_items} items",
             {c: d.means[c] for c in CONDITIONS},
