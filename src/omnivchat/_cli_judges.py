@@ -99,6 +99,7 @@ def write_scores(run_dir: Path, bench, items, row, panel: list[str], aggregate: 
     import json
 
     from omnivchat.runs import load_manifest
+    from omnivchat.scoring import is_empty_reply
 
     manifest = load_manifest(run_dir)
     data = {
@@ -120,7 +121,7 @@ def write_scores(run_dir: Path, bench, items, row, panel: list[str], aggregate: 
                 "style": i.style,
                 "reason": i.reason,
                 "per_judge": i.per_judge,
-                "empty": i.reply is not None and not i.reply.strip(),
+                "empty": i.reply is not None and is_empty_reply(i.reply),
                 "request_failed": i.reply is None,
             }
             for i in items
@@ -151,7 +152,7 @@ def score_run(
         items = collect_scores(run_dir, the_bench, members, aggregate=aggregate, style_judge=style_judge)  # type: ignore[arg-type]
     except _errors() as err:
         raise _fail(str(err)) from None
-    row = table1_row([i.scored_reply() for i in items])
+    row = table1_row([i.scored_reply() for i in items], style_graded=style_judge is not None)
     title = f"Table 1 row: {the_bench.info.name}, panel {'+'.join(members)} ({aggregate})"
     values = print_table1(row, title)
     written = write_scores(run_dir, the_bench, items, row, members, aggregate, style_judge)

@@ -135,7 +135,8 @@ def score(
             for i in loaded.instances
         ]
         name = loaded.info.name
-        values = print_table1(table1_row(records), f"Table 1 row: {name}")
+        style_graded = any(g.style is not None for g in graded.values())
+        values = print_table1(table1_row(records, style_graded=style_graded), f"Table 1 row: {name}")
     else:
         from omnivchat._cli_judges import score_run
 

@@ -107,6 +107,24 @@ def test_empty_replies_score_zero_without_judging(small_bench, tmp_path):
         assert server.count == 0 and report.empty_replies == 4
     scores = collect_scores(out, small_bench, ["A"], style_judge="A")
     assert all((s.score, s.style) == (0.0, 0.0) for s in scores)
+    # without a style judge there is no style, and `score` shows no Style number (it printed 0.000 before)
+    assert all(s.style is None for s in collect_scores(out, small_bench, ["A"]))
+    row_file = tmp_path / "row.json"
+    result = runner.invoke(app, ["score", str(out), "--panel", "rule", "-o", str(row_file)])
+    assert result.exit_code == 0, result.output
+    row = json.loads(row_file.read_text())
+    assert row["Style"] is None and row["n_empty_replies"] == 4 and row["n_style_graded"] == 0
+
+
+def test_a_punctuation_only_reply_is_empty_for_judging_too(small_bench, tmp_path):
+    """One definition of an empty reply (no counted word) for judging, Style and Len alike."""
+    out = tmp_path / "run"
+    with LoopbackServer(default=Behaviour(text="... ?")) as candidate:
+        run_eval(small_bench, get_route("omni", base_url=candidate.base_url), out, system_prompt="x", progress=False)
+    with LoopbackServer(rules=verdict_rules) as server:
+        report = judge_run(out, small_bench, load_judges(judges_file(tmp_path, server)), ["A"], progress=False)
+        assert server.count == 0 and report.empty_replies == 4
+    assert all(s.score == 0.0 for s in collect_scores(out, small_bench, ["A"]))
 
 
 def test_judge_settings_changes_need_a_new_name(judged_run, small_bench, server, tmp_path):

@@ -34,7 +34,7 @@ def test_table1_row_by_hand():
         ScoredReply(subcategory="SVMR", score=1.0, reply="The one on your left is closed.", style=1),  # w=7
         ScoredReply(subcategory="SVMR", score=0.5, reply="Left.", style=0),  # w=1
         ScoredReply(subcategory="MVMS", score=0.25, reply="它在你的右边", style=1),  # w=6
-        ScoredReply(subcategory="AOR", score=0.0, reply="", style=None),  # empty: style 0 without grading
+        ScoredReply(subcategory="AOR", score=0.0, reply="", style=None),  # empty: style 0 where style is graded
         ScoredReply(subcategory="ER", score=None, reply="I'm sorry", style=None),  # unscored, style failed
         ScoredReply(subcategory="AOR", score=None, reply=None),  # request failed
         ScoredReply(subcategory="ICC", source="human", score=0.75, reply="yes I hear you", style=1),
@@ -59,3 +59,27 @@ def test_table1_row_of_nothing_scored_has_no_numbers():
     row = table1_row([ScoredReply(subcategory="ER", score=None, reply=None)])
     assert all(getattr(row, c) is None for c in ("ER", "Mean", "Single", "RE", "Style", "Len", "Human"))
     assert row.n_unscored == 1
+
+
+def test_style_is_none_when_nothing_was_style_graded():
+    """The paper's Style is a mean over graded replies: with no grading at all there is no Style, even when a
+    reply is empty (that 0 exists only where style was graded)."""
+    records = [
+        ScoredReply(subcategory="SVMR", score=1.0, reply="It is on your left."),
+        ScoredReply(subcategory="AOR", score=0.0, reply=""),
+        ScoredReply(subcategory="AOR", score=0.0, reply=" ... !"),  # punctuation only: no counted word, empty
+    ]
+    row = table1_row(records)
+    assert row.Style is None and row.n_style_graded == 0 and row.n_empty_replies == 2
+    assert table1_row(records, style_graded=False).Style is None
+    graded = table1_row(records, style_graded=True)  # a grader ran and every grading of the reply failed
+    assert graded.Style == 0.0 and graded.n_style_graded == 2
+
+
+def test_one_definition_of_an_empty_reply():
+    from omnivchat.scoring import is_empty_reply, word_count
+
+    for text in ("", "   ", "...", "!?", "🙂"):
+        assert is_empty_reply(text) and word_count(text) == 0
+    for text in ("ok", "好", "42"):
+        assert not is_empty_reply(text)

@@ -18,7 +18,7 @@ from omnivchat.judges._verdict import parse_verdict
 from omnivchat.routes import ChatRequest, ChatResponse, Route, get_route, resolve_api_key, resolve_settings
 from omnivchat.runs import CANDIDATE, STORE_FILE, RetryPolicy, RunError, Runner, RunStore, RunSummary, load_manifest
 from omnivchat.runs._manifest import bench_identity
-from omnivchat.scoring import ScoredReply, rubric_score
+from omnivchat.scoring import ScoredReply, is_empty_reply, rubric_score
 
 JUDGES_FILE = "judges.json"
 
@@ -134,7 +134,7 @@ async def judge_run_async(
         for item_id, reply in replies.items():
             if reply is None:
                 report.failed_candidates += 1
-            elif not reply.strip():
+            elif is_empty_reply(reply):
                 report.empty_replies += 1  # scored 0 without being judged
             else:
                 todo.append((by_id[item_id], reply))
@@ -240,8 +240,9 @@ def collect_scores(
 ) -> list[ItemScore]:
     """Panel scores for every instance of the run, from stored verdicts only (no request is sent).
 
-    Empty replies score 0 (and style 0) without verdicts. A reply with any panel judge missing or unparseable
-    is unscored: its score is None and the reason says which judge and why.
+    Empty replies (no counted word) score 0 without verdicts, and style 0 when ``style_judge`` grades style. A
+    reply with any panel judge missing or unparseable is unscored: its score is None and the reason says which
+    judge and why.
     """
     if not panel:
         raise ValueError("a panel needs at least one judge")
@@ -256,8 +257,9 @@ def collect_scores(
             if reply is None:
                 scores.append(ItemScore(**base, score=None, style=None, reason="request failed"))
                 continue
-            if not reply.strip():
-                scores.append(ItemScore(**base, score=0.0, style=0.0, reason="empty reply (0, not judged)"))
+            if is_empty_reply(reply):
+                empty_style = 0.0 if style_judge is not None else None  # Style exists only where it was graded
+                scores.append(ItemScore(**base, score=0.0, style=empty_style, reason="empty reply (0, not judged)"))
                 continue
             n = len(instance.rubric)
             verdicts: dict[str, list[int] | None] = {}
@@ -307,7 +309,7 @@ def collect_judgments(run_dir: str | Path, bench: Bench, judges: list[str]) -> l
                 raise RunError(f"judge {judge!r} has no verdicts in {run_dir}: run `omnivchat judge` with it first")
             base = identities.get(judge, {}).get("repeat_of")
             for item_id, reply in replies.items():
-                if not reply or not reply.strip():
+                if not reply or is_empty_reply(reply):
                     continue
                 instance = by_id[item_id]
                 if judge == RULE_JUDGE:

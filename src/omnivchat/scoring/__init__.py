@@ -13,13 +13,14 @@ from omnivchat.scoring._aggregate import (
     turn_kind_means,
 )
 from omnivchat.scoring._rubric import rubric_score
-from omnivchat.scoring._words import reply_efficiency, word_count
+from omnivchat.scoring._words import is_empty_reply, reply_efficiency, word_count
 
 __all__ = [
     "TABLE1_COLUMNS",
     "ScoredReply",
     "Table1Row",
     "category_means",
+    "is_empty_reply",
     "mean_length",
     "pooled_mean",
     "reply_efficiency",

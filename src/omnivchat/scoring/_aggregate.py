@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from omnivchat.bench import CATEGORIES, resolve_subcategory
-from omnivchat.scoring._words import reply_efficiency, word_count
+from omnivchat.scoring._words import is_empty_reply, reply_efficiency, word_count
 
 
 class ScoredReply(BaseModel):
@@ -112,14 +112,20 @@ def _or_none(compute: Callable[..., float], *args: object) -> float | None:
     return None if math.isnan(value) else value
 
 
-def table1_row(records: Sequence[ScoredReply]) -> Table1Row:
+def table1_row(records: Sequence[ScoredReply], *, style_graded: bool | None = None) -> Table1Row:
     """The columns of the paper's Table 1 from per-instance records.
 
     Every column but Human uses the synthetic instances; Human is the pooled mean over ``source == "human"``.
     AH..DSLP, Single and Multi are pooled means; Mean is the Subcategory Mean of Eq. 2; RE is 1000 * sum r /
-    sum w over scored replies; Style counts an empty reply as 0 and skips replies whose grading failed; Len
-    averages w(y) over non-empty replies. Unscored records are counted, never averaged as 0.
+    sum w over scored replies; Len averages w(y) over non-empty replies. Unscored records are counted, never
+    averaged as 0.
+
+    Style is the mean of s(y) over successfully graded replies (Section 4.2). ``style_graded`` says whether the
+    replies went through a style grader (None: whenever any record carries a style). Without grading, Style is
+    None, whatever the replies; with it, an empty reply counts 0 and a reply whose grading failed is skipped.
     """
+    if style_graded is None:
+        style_graded = any(r.style is not None for r in records)
     synthetic = [r for r in records if r.source == "synthetic"]
     scored = [(r.subcategory, r.score) for r in synthetic if r.score is not None]
     human = [r.score for r in records if r.source == "human" and r.score is not None]
@@ -127,7 +133,7 @@ def table1_row(records: Sequence[ScoredReply]) -> Table1Row:
     kinds = turn_kind_means(scored)
     with_reply = [r for r in synthetic if r.reply is not None]
     scored_replies = [r for r in with_reply if r.score is not None]
-    styles = [0.0 if word_count(r.reply) == 0 else r.style for r in with_reply]
+    styles = [0.0 if is_empty_reply(r.reply) else r.style for r in with_reply] if style_graded else []
     return Table1Row(
         **{code: categories.get(code) for code in CATEGORIES},
         Single=kinds.get("single"),
@@ -141,6 +147,6 @@ def table1_row(records: Sequence[ScoredReply]) -> Table1Row:
         n_scored=sum(1 for r in records if r.score is not None),
         n_unscored=sum(1 for r in records if r.score is None),
         n_failed_requests=sum(1 for r in records if r.reply is None),
-        n_empty_replies=sum(1 for r in records if r.reply is not None and word_count(r.reply) == 0),
+        n_empty_replies=sum(1 for r in records if r.reply is not None and is_empty_reply(r.reply)),
         n_style_graded=sum(1 for s in styles if s is not None),
     )

@@ -30,6 +30,13 @@ def word_count(text: str) -> int:
     return len(_UNIT.findall(unicodedata.normalize("NFKC", text)))
 
 
+def is_empty_reply(text: str) -> bool:
+    """A reply with no counted unit (w(y) = 0): whitespace, punctuation or emoji only. The one definition of an
+    empty reply for judging (scored 0 without a judge), Style (counts 0 where style is graded) and Len (left out).
+    """
+    return word_count(text) == 0
+
+
 def reply_efficiency(scores: Sequence[float], replies: Sequence[str]) -> float:
     """Reply Efficiency RE(E) = 1000 * sum r(y) / sum w(y) over a set of replies (Section 4.2).
 
