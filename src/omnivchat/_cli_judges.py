@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from omnivchat._cli_runs import _fail, console
+from omnivchat._cli_runs import _fail, console, err_console, print_failures
 
 judges_app = typer.Typer(help="Judge studies.", no_args_is_help=True)
 
@@ -82,13 +82,20 @@ def judge_command(
     except _errors() as err:
         raise _fail(str(err)) from None
     for kind, s in report.summaries.items():
-        failures = ", ".join(f"{k} {v}" for k, v in sorted(s.failures.items())) or "none"
         console.print(
-            f"{kind}: {s.done}/{s.total} verdicts ({s.reused} stored, {s.attempts} requests sent), unscored: {failures}"
+            f"{kind}: {s.done}/{s.total} verdicts ({s.reused} stored, {s.attempts} requests sent), {s.failed} unscored"
         )
+        print_failures(s.failures, s.first_errors, title=f"{kind}: unscored verdicts by kind")
     console.print(
-        f"not judged: {report.empty_replies} empty replies (score 0), {report.failed_candidates} failed requests"
+        f"not judged: {report.empty_replies} empty replies (score 0), {report.failed_candidates} failed requests, "
+        f"{report.not_run} items never run"
     )
+    if report.failed_candidates or report.not_run:
+        n = len(the_bench.instances)
+        err_console.print(
+            f"[yellow]incomplete:[/] {report.failed_candidates + report.not_run} of {n} items have no reply; "
+            "resume the run with `omnivchat eval` to complete it"
+        )
     console.print(f"wrote verdicts to {run_dir / 'store.sqlite'} and judge settings to {run_dir / 'judges.json'}")
     if any(s.failed for s in report.summaries.values()):
         raise typer.Exit(code=1)
@@ -111,6 +118,8 @@ def write_scores(run_dir: Path, bench, items, row, panel: list[str], aggregate: 
         "panel": panel,
         "aggregate": aggregate,
         "style_judge": style_judge,
+        "complete": row.complete,
+        "incomplete": row.incompleteness(),
         "table1": row.model_dump(),
         "items": [
             {
@@ -122,7 +131,8 @@ def write_scores(run_dir: Path, bench, items, row, panel: list[str], aggregate: 
                 "reason": i.reason,
                 "per_judge": i.per_judge,
                 "empty": i.reply is not None and is_empty_reply(i.reply),
-                "request_failed": i.reply is None,
+                "request_failed": i.reply is None and i.ran,
+                "not_run": not i.ran,
             }
             for i in items
         ],
@@ -132,10 +142,31 @@ def write_scores(run_dir: Path, bench, items, row, panel: list[str], aggregate: 
     return path
 
 
+def print_unscored(items: list) -> None:
+    """Unscored items grouped by why (not run, request failed, verdict missing...), with the first reason."""
+    counts: dict[str, int] = {}
+    first: dict[str, str] = {}
+    for item in items:
+        if item.score is None:
+            kind = item.failure or "unscored"
+            counts[kind] = counts.get(kind, 0) + 1
+            first.setdefault(kind, f"{item.item_id}: {item.reason}")
+    print_failures(counts, first, title="unscored items by kind")
+
+
 def score_run(
-    run_dir: Path, bench: Path | None, judges: Path | None, panel: str | None, aggregate: str, style_judge: str | None
+    run_dir: Path,
+    bench: Path | None,
+    judges: Path | None,
+    panel: str | None,
+    aggregate: str,
+    style_judge: str | None,
+    allow_incomplete: bool = False,
 ) -> tuple[str, dict]:
-    """Table 1 row of a run under a panel (or one judge), from stored verdicts; prints it and the unscored."""
+    """Table 1 row of a run under a panel (or one judge), from stored verdicts; prints it and the unscored.
+
+    Items are counted against the bench: a run with items that have no reply is incomplete, which ends the
+    command with status 1 unless ``allow_incomplete`` (scores.json is written either way, marked incomplete)."""
     from omnivchat.cli import print_table1
     from omnivchat.judges import RULE_JUDGE, collect_scores, load_judges, run_bench
     from omnivchat.scoring import table1_row
@@ -157,11 +188,15 @@ def score_run(
     values = print_table1(row, title)
     written = write_scores(run_dir, the_bench, items, row, members, aggregate, style_judge)
     console.print(f"wrote {written}")
-    unscored = [i for i in items if i.score is None]
-    for item in unscored[:10]:
-        console.print(f"  unscored {item.item_id}: {item.reason}")
-    if len(unscored) > 10:
-        console.print(f"  ... and {len(unscored) - 10} more")
+    print_unscored(items)
+    incomplete = row.incompleteness()
+    if incomplete is not None:
+        err_console.print(
+            f"[bold yellow]{incomplete}[/]: these figures are not the bench's; resume the run with `omnivchat eval`"
+            + ("" if allow_incomplete else ", or pass --allow-incomplete to accept them")
+        )
+        if not allow_incomplete:
+            raise typer.Exit(code=1)
     return the_bench.info.name, {**values, "panel": members, "aggregate": aggregate}
 
 

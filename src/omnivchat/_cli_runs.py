@@ -41,6 +41,19 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(code=2)
 
 
+def print_failures(counts: dict[str, int], first: dict[str, str], *, title: str = "failed items by kind") -> None:
+    """Failures grouped by kind, most frequent first, each with its first message: nobody should have to open
+    the store to learn that every clip failed to decode."""
+    if not counts:
+        return
+    console.print(f"[red]{title}:[/]")
+    for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        message = first.get(kind, "")
+        if len(message) > 300:
+            message = message[:299] + "…"
+        console.print(f"  {kind}: {n}" + (f" (first: {message})" if message else ""), markup=False, highlight=False)
+
+
 def route_overrides(
     base_url: str | None,
     thinking: Thinking | None,
@@ -152,8 +165,7 @@ def eval_command(
         f"{verb} {summary.total} items in {summary.elapsed_s:.1f} s: {summary.done} done "
         f"({summary.reused} reused), {summary.failed} failed, {summary.attempts} requests sent"
     )
-    if summary.failures:
-        console.print("failures: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.failures.items())))
+    print_failures(summary.failures, summary.first_errors)
     if route.settings.route == "sim":
         console.print("[yellow]simulated model: this run checks the harness, it says nothing about a real model[/]")
     console.print(f"wrote {output / 'manifest.json'} and {output / 'store.sqlite'}")

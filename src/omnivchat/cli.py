@@ -71,6 +71,9 @@ def print_table1(row: object, title: str) -> dict:
     from omnivchat.scoring import TABLE1_COLUMNS
 
     values = row.model_dump()  # type: ignore[attr-defined]
+    incomplete = row.incompleteness()  # type: ignore[attr-defined]
+    if incomplete is not None:
+        title = f"{title} [bold red]INCOMPLETE[/]"
     table = Table(title=title, title_justify="left")
     for column in TABLE1_COLUMNS:
         table.add_column(column, justify="right")
@@ -80,8 +83,9 @@ def print_table1(row: object, title: str) -> dict:
     console.print(table)
     console.print(
         f"{values['n_instances']} instances: {values['n_scored']} scored, {values['n_unscored']} unscored "
-        f"({values['n_failed_requests']} failed requests), {values['n_empty_replies']} empty replies, "
-        f"{values['n_style_graded']} style-graded. — marks a column with no data."
+        f"({values['n_failed_requests']} failed requests, {values['n_not_run']} not run), "
+        f"{values['n_empty_replies']} empty replies, {values['n_style_graded']} style-graded. "
+        "— marks a column with no data."
     )
     return values
 
@@ -104,11 +108,16 @@ def score(
     ] = "mean",
     style_judge: Annotated[str | None, typer.Option("--style-judge", help="Judge whose style checks count.")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the Table 1 row as JSON here.")] = None,
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option("--allow-incomplete", help="Exit 0 for a run with items that have no reply (still marked)."),
+    ] = False,
 ) -> None:
     """Print the paper's Table 1 row: from a run's stored judge verdicts (RUN_DIR), or from a hits file.
 
     Scores use the gated rubric (Eq. 1). From a run, a reply with a failed request or an incomplete panel is
-    unscored and counted apart, never averaged as 0; no request is sent (run `omnivchat judge` first). From a
+    unscored and counted apart, never averaged as 0; items never run count against the bench, and such a run is
+    incomplete (exit status 1 unless --allow-incomplete); no request is sent (run `omnivchat judge` first). From a
     hits file, every bench instance needs exactly one line; a missing id or a hit outside 1..K is an error.
     """
     from omnivchat.bench import BenchError, HitsError, load_bench, load_hits
@@ -141,7 +150,7 @@ def score(
         from omnivchat._cli_judges import score_run
 
         assert run_dir is not None
-        name, values = score_run(run_dir, bench, judges, panel, aggregate, style_judge)
+        name, values = score_run(run_dir, bench, judges, panel, aggregate, style_judge, allow_incomplete)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(json.dumps({"bench": name, **values}, indent=2) + "\n", encoding="utf-8")

@@ -49,11 +49,17 @@ def run_bench(run_dir: Path, bench_dir: Path | None) -> Bench:
 
 def candidate_replies(store: RunStore) -> dict[str, str | None]:
     """Item id -> the model's reply (None when its request failed)."""
-    replies: dict[str, str | None] = {}
+    return {item_id: reply for item_id, (reply, _) in candidate_outcomes(store).items()}
+
+
+def candidate_outcomes(store: RunStore) -> dict[str, tuple[str | None, str]]:
+    """Item id -> (the model's reply, or None when its request failed; "kind: message" of that failure)."""
+    outcomes: dict[str, tuple[str | None, str]] = {}
     for item in store.items(CANDIDATE):
         result = store.result(item["key"]) if item["status"] == "done" and item["key"] else None
-        replies[item["item_id"]] = result.text if result else None
-    return replies
+        error = "" if result else f"{item['error_kind'] or 'failed'}: {item['error'] or 'no result stored'}"
+        outcomes[item["item_id"]] = (result.text if result else None, error)
+    return outcomes
 
 
 def _record_identities(run_dir: Path, specs: list[JudgeSpec], prompts: JudgePrompts) -> None:
@@ -97,6 +103,7 @@ class JudgeReport:
     summaries: dict[str, RunSummary] = field(default_factory=dict)
     empty_replies: int = 0
     failed_candidates: int = 0
+    not_run: int = 0  # bench items the run never ran: nothing to judge, and the run is incomplete
 
 
 async def judge_run_async(
@@ -130,6 +137,7 @@ async def judge_run_async(
     store = RunStore(run_dir / STORE_FILE)
     try:
         replies = candidate_replies(store)
+        report.not_run = sum(1 for i in bench.instances if i.id not in replies)
         todo: list[tuple[Instance, str]] = []
         for item_id, reply in replies.items():
             if reply is None:
@@ -203,6 +211,8 @@ class ItemScore:
     style: float | None
     reason: str
     per_judge: dict[str, float | None] = field(default_factory=dict)
+    ran: bool = True
+    failure: str | None = None  # why unscored, as a kind to group by: "not run", "request: media", "verdict: ..."
 
     def scored_reply(self) -> ScoredReply:
         return ScoredReply(
@@ -211,6 +221,7 @@ class ItemScore:
             score=self.score,
             reply=self.reply,
             style=self.style,  # type: ignore[arg-type]
+            ran=self.ran,
         )
 
 
@@ -222,7 +233,16 @@ def _stored_verdict(store: RunStore, kind: str, item_id: str, n: int) -> tuple[l
         return None, f"{row['error_kind']}: {row['error']}"
     result = store.result(row["key"])
     hits = parse_verdict(result.text, n) if result else None
-    return hits, "ok" if hits is not None else "verdict does not parse"
+    return hits, "ok" if hits is not None else "unparseable: verdict does not parse"
+
+
+def _verdict_failure(why: str) -> str:
+    """A judge's reason for a missing verdict as a kind to group by ("verdict: unparseable", ...)."""
+    if why == "not judged":
+        return "verdict: not judged"
+    if "carry no machine check" in why:
+        return "verdict: no machine check"
+    return f"verdict: {why.split(':', 1)[0]}"
 
 
 def panel_hits_majority(verdicts: list[list[int]], n: int) -> list[int]:
@@ -238,7 +258,10 @@ def collect_scores(
     aggregate: Aggregate = "mean",
     style_judge: str | None = None,
 ) -> list[ItemScore]:
-    """Panel scores for every instance of the run, from stored verdicts only (no request is sent).
+    """Panel scores for every instance of the bench, from stored verdicts only (no request is sent).
+
+    An instance the run never ran is there too, unscored with ``ran`` False: a partial run is counted against the
+    bench, never as a smaller bench.
 
     Empty replies (no counted word) score 0 without verdicts, and style 0 when ``style_judge`` grades style. A
     reply with any panel judge missing or unparseable is unscored: its score is None and the reason says which
@@ -250,12 +273,23 @@ def collect_scores(
     by_id = {i.id: i for i in bench.instances}
     scores: list[ItemScore] = []
     with RunStore(run_dir / STORE_FILE) as store:
-        replies = candidate_replies(store)
-        for item_id, reply in replies.items():
-            instance = by_id[item_id]
+        outcomes = candidate_outcomes(store)
+        unknown = sorted(set(outcomes) - set(by_id))
+        if unknown:
+            raise RunError(f"{run_dir}: items {', '.join(unknown[:5])} are not in the bench {bench.root}")
+        for instance in bench.instances:
+            item_id = instance.id
+            if item_id not in outcomes:
+                base = {"item_id": item_id, "subcategory": instance.subcategory, "source": instance.source}
+                never = {"reason": "not run", "ran": False, "failure": "not run"}
+                scores.append(ItemScore(**base, reply=None, score=None, style=None, **never))  # type: ignore[arg-type]
+                continue
+            reply, error = outcomes[item_id]
             base = {"item_id": item_id, "subcategory": instance.subcategory, "source": instance.source, "reply": reply}
             if reply is None:
-                scores.append(ItemScore(**base, score=None, style=None, reason="request failed"))
+                why = f"request failed: {error}"
+                kind = f"request: {error.split(':', 1)[0]}"
+                scores.append(ItemScore(**base, score=None, style=None, reason=why, failure=kind))
                 continue
             if is_empty_reply(reply):
                 empty_style = 0.0 if style_judge is not None else None  # Style exists only where it was graded
@@ -264,6 +298,7 @@ def collect_scores(
             n = len(instance.rubric)
             verdicts: dict[str, list[int] | None] = {}
             reasons = []
+            failure = None
             for judge in panel:
                 if judge == RULE_JUDGE:
                     hits, why = rule_verdict(instance, reply)
@@ -272,6 +307,7 @@ def collect_scores(
                 verdicts[judge] = hits
                 if hits is None:
                     reasons.append(f"{judge}: {why}")
+                    failure = failure or _verdict_failure(why)
             per_judge = {j: (None if h is None else rubric_score(instance.tiers, h)) for j, h in verdicts.items()}
             score: float | None = None
             if not reasons:
@@ -285,7 +321,9 @@ def collect_scores(
                 hits, _ = _stored_verdict(store, style_kind(style_judge), item_id, STYLE_REQUIREMENTS)
                 style = None if hits is None else float(len(hits) == STYLE_REQUIREMENTS)
             reason = "; ".join(reasons) if reasons else f"panel {aggregate} of {len(panel)}"
-            scores.append(ItemScore(**base, score=score, style=style, reason=reason, per_judge=per_judge))
+            scores.append(
+                ItemScore(**base, score=score, style=style, reason=reason, per_judge=per_judge, failure=failure)
+            )
     return scores
 
 

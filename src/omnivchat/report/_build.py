@@ -128,12 +128,22 @@ def _table1(runs: list[ScoredRun], output: Path, base: Path) -> dict[str, Any]:
                 ],
                 "n": num(t1.get("n_scored"), f, "table1.n_scored"),
                 "n_instances": num(t1.get("n_instances"), f, "table1.n_instances"),
+                "incomplete": _incomplete(run),
                 "run_dir": _display(run.dir, base),
                 "scores_href": _href(run.dir / "scores.json", output),
                 "ref": f.ref,
             }
         )
     return {"columns": list(TABLE1_COLUMNS), "rows": rows}
+
+
+def _incomplete(run: ScoredRun) -> str | None:
+    """Why a run is not the whole bench ("incomplete: K of N items have no reply ..."), or None.
+    Files written before items were counted against the bench say nothing of unrun items: judged by failures."""
+    if "incomplete" in run.scores:
+        return run.scores["incomplete"]
+    failed = run.table1.get("n_failed_requests") or 0
+    return f"incomplete: {failed} of {run.table1.get('n_instances')} items have no reply" if failed else None
 
 
 def _failures(runs: list[ScoredRun]) -> list[dict[str, Any]]:
@@ -156,11 +166,13 @@ def _failures(runs: list[ScoredRun]) -> list[dict[str, Any]]:
                         "n_scored",
                         "n_unscored",
                         "n_failed_requests",
+                        "n_not_run",
                         "n_empty_replies",
                         "n_style_graded",
                     )
                 ],
                 "bad": bool(t1.get("n_unscored") or t1.get("n_failed_requests") or t1.get("n_empty_replies")),
+                "incomplete": _incomplete(run),
                 "unscored": unscored,
                 "ref": f.ref,
             }

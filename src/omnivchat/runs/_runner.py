@@ -37,6 +37,7 @@ class RunSummary:
     attempts: int = 0
     resumed: bool = False
     failures: dict[str, int] = field(default_factory=dict)
+    first_errors: dict[str, str] = field(default_factory=dict)  # failure kind -> its first message, to show
     elapsed_s: float = 0.0
 
     @property
@@ -127,7 +128,7 @@ class Runner:
             prepared = await self.prepare(request)
         except RouteError as err:
             self.store.set_item(request.item_id, self.kind, None, err, meta)
-            self._failed(summary, err)
+            self._failed(summary, err, request.item_id)
             return
         key = prepared.key
         self.store.add_request(key, self.kind, self.route.model_id, self.route.endpoint, prepared.description)
@@ -158,16 +159,17 @@ class Runner:
                 return
             if not outcome.retryable or attempt == self.retry.max_attempts:
                 self.store.set_item(request.item_id, self.kind, key, outcome, meta)
-                self._failed(summary, outcome)
+                self._failed(summary, outcome, request.item_id)
                 return
             await asyncio.sleep(
                 backoff_delay(outcome, attempt, base=self.retry.backoff_base, cap=self.retry.backoff_cap)
             )
 
     @staticmethod
-    def _failed(summary: RunSummary, error: RouteError) -> None:
+    def _failed(summary: RunSummary, error: RouteError, request_id: str = "") -> None:
         summary.failed += 1
         summary.failures[error.kind] = summary.failures.get(error.kind, 0) + 1
+        summary.first_errors.setdefault(error.kind, f"{request_id}: {error}" if request_id else str(error))
 
     async def run_all(
         self, work: list[tuple[ChatRequest, dict[str, Any]]], summary: RunSummary, *, progress: bool, label: str
@@ -261,7 +263,7 @@ async def run_eval_async(
             meta = {"subcategory": instance.subcategory, "language": instance.language, "source": instance.source}
             if isinstance(request, RouteError):
                 store.set_item(instance.id, CANDIDATE, None, request, meta)
-                Runner._failed(summary, request)
+                Runner._failed(summary, request, instance.id)
             else:
                 work.append((request, meta))
         runner = Runner(

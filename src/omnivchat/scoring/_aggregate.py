@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from omnivchat.bench import CATEGORIES, resolve_subcategory
 from omnivchat.scoring._words import is_empty_reply, reply_efficiency, word_count
@@ -16,9 +16,9 @@ from omnivchat.scoring._words import is_empty_reply, reply_efficiency, word_coun
 class ScoredReply(BaseModel):
     """One instance's outcome as the metrics need it.
 
-    ``reply`` is None when the model request failed (no reply exists); ``score`` is None when the reply was not
-    scored (request failed, or the verdict was unusable); ``style`` is None when style was not graded
-    successfully. None is never read as 0.
+    ``reply`` is None when no reply exists: the request failed, or the item was never run (``ran`` False);
+    ``score`` is None when the reply was not scored (no reply, or the verdict was unusable); ``style`` is None
+    when style was not graded successfully. None is never read as 0.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -28,6 +28,7 @@ class ScoredReply(BaseModel):
     score: float | None = None
     reply: str | None = None
     style: float | None = None
+    ran: bool = True
 
 
 def pooled_mean(scores: Iterable[float]) -> float:
@@ -97,8 +98,25 @@ class Table1Row(BaseModel):
     n_scored: int = 0
     n_unscored: int = 0
     n_failed_requests: int = 0
+    n_not_run: int = 0
     n_empty_replies: int = 0
     n_style_graded: int = 0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def complete(self) -> bool:
+        """Every item of the bench has a reply: no request failed and none was left unrun."""
+        return self.n_failed_requests + self.n_not_run == 0
+
+    def incompleteness(self) -> str | None:
+        """``incomplete: K of N items have no reply (...)``, or None for a complete run."""
+        if self.complete:
+            return None
+        k = self.n_failed_requests + self.n_not_run
+        return (
+            f"incomplete: {k} of {self.n_instances} items have no reply "
+            f"({self.n_failed_requests} failed requests, {self.n_not_run} not run)"
+        )
 
 
 TABLE1_COLUMNS = ("AH", "ER", "MSA", "MEA", "DSLP", "Single", "Multi", "Mean", "Human", "RE", "Style", "Len")
@@ -118,7 +136,8 @@ def table1_row(records: Sequence[ScoredReply], *, style_graded: bool | None = No
     Every column but Human uses the synthetic instances; Human is the pooled mean over ``source == "human"``.
     AH..DSLP, Single and Multi are pooled means; Mean is the Subcategory Mean of Eq. 2; RE is 1000 * sum r /
     sum w over scored replies; Len averages w(y) over non-empty replies. Unscored records are counted, never
-    averaged as 0.
+    averaged as 0; ``records`` hold every item of the bench, those never run included (``ran`` False), so that
+    a partial run is counted against the bench and marked incomplete.
 
     Style is the mean of s(y) over successfully graded replies (Section 4.2). ``style_graded`` says whether the
     replies went through a style grader (None: whenever any record carries a style). Without grading, Style is
@@ -146,7 +165,8 @@ def table1_row(records: Sequence[ScoredReply], *, style_graded: bool | None = No
         n_instances=len(records),
         n_scored=sum(1 for r in records if r.score is not None),
         n_unscored=sum(1 for r in records if r.score is None),
-        n_failed_requests=sum(1 for r in records if r.reply is None),
+        n_failed_requests=sum(1 for r in records if r.reply is None and r.ran),
+        n_not_run=sum(1 for r in records if not r.ran),
         n_empty_replies=sum(1 for r in records if r.reply is not None and is_empty_reply(r.reply)),
         n_style_graded=sum(1 for s in styles if s is not None),
     )
