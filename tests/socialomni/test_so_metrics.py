@@ -21,7 +21,11 @@ def test_failures_stay_in_the_denominator() -> None:
     assert m["class_counts"] == {"YES": {"tp": 1, "fp": 0, "fn": 0}, "NO": {"tp": 1, "fp": 0, "fn": 2}}
     # F1_YES = 2/(2+0+0) = 1; F1_NO = 2/(2+0+2) = 0.5; macro = 100 * 0.75
     assert m["macro_f1"] == pytest.approx(75.0)
-    assert set(m) == {"n", "correct", "accuracy", "macro_f1", "class_counts", "request_failures", "parse_failures"}
+    assert set(m) == {
+        "n", "correct", "accuracy", "macro_f1", "class_counts", "request_failures", "parse_failures",
+        "n_missing", "missing", "complete",
+    }  # fmt: skip
+    assert m["n_missing"] == 0 and m["missing"] == [] and m["complete"] is True
 
 
 def test_who_macro_f1_by_hand() -> None:
@@ -40,9 +44,34 @@ def test_who_macro_f1_by_hand() -> None:
 
 
 def test_missing_prediction_and_request_failure_with_text() -> None:
-    m = classification_metrics({"b": "A"}, {"a": "A", "b": "A"}, "ABCD", request_failed={"b"})
+    m = classification_metrics({"a": None, "b": "A"}, {"a": "A", "b": "A"}, "ABCD", request_failed={"b"})
     # "a" has no prediction (a parse failure); "b" failed, so its stale prediction does not count
     assert m["correct"] == 0 and m["parse_failures"] == 1 and m["request_failures"] == 1
+    assert m["n"] == 2 and m["accuracy"] == 0.0 and m["complete"]
+
+
+def test_an_item_without_a_record_is_missing_not_a_parse_failure() -> None:
+    # "a" has a gold label but no record at all (no prediction, no failed request): it is missing, not wrong
+    m = classification_metrics({"b": "A"}, {"a": "A", "b": "A"}, "ABCD", request_failed=set())
+    assert m["n"] == 2 and m["parse_failures"] == 0 and m["request_failures"] == 0
+    assert m["n_missing"] == 1 and m["missing"] == ["a"] and m["complete"] is False
+    assert m["correct"] == 1 and m["accuracy"] is None and m["macro_f1"] is None  # no headline over part of it
+    assert m["class_counts"]["A"] == {"tp": 1, "fp": 0, "fn": 0}  # the missing item is no false negative
+
+
+def test_denominator_is_the_release_not_the_stored_rows() -> None:
+    release = ["v1", "v2", "v3", "v4"]  # the task's items as loaded; only two were ever recorded
+    m = classification_metrics(
+        {"v1": "YES", "v2": None}, {"v1": "YES", "v2": "NO"}, ("YES", "NO"), set(), expected=release
+    )
+    assert m["n"] == 4 and m["n_missing"] == 2 and m["missing"] == ["v3", "v4"]
+    assert m["correct"] == 1 and m["parse_failures"] == 1 and m["accuracy"] is None and not m["complete"]
+    full = classification_metrics(
+        {"v1": "YES", "v2": None}, {"v1": "YES", "v2": "NO"}, ("YES", "NO"), set(), expected=["v2", "v1"]
+    )
+    assert full["complete"] and full["n"] == 2 and full["accuracy"] == 50.0
+    with pytest.raises(SocialOmniError, match="outside the task's item list"):
+        classification_metrics({"z": "YES"}, {"z": "YES"}, ("YES", "NO"), set(), expected=release)
 
 
 def test_classification_errors() -> None:
@@ -75,12 +104,19 @@ def test_classification_invariants(rows: list[tuple[str, str | None, bool]]) -> 
 # ------------------------------------------------------------------------------------------------ How
 
 
+def _gold(n: int = 128, first: int = 1) -> list[str]:
+    return [f"v{k}" for k in range(first, n + 1)]
+
+
 def test_zeros_and_empty_responses() -> None:
-    m = how_metrics({"v1": [0, 0, 0], "v2": None}, {"v1": True, "v2": True}, {"v1": False, "v2": True})
-    assert m.complete and m.missing == []
+    # v1 scored 0 by all three judges; the 127 other gold items completed with an empty reply (0, not judged)
+    qualities = {"v1": [0, 0, 0], **dict.fromkeys(_gold(first=2))}
+    empty = {"v1": False, **dict.fromkeys(_gold(first=2), True)}
+    m = how_metrics(qualities, dict.fromkeys(_gold(), True), empty)
+    assert m.complete and m.missing == [] and m.n_missing == 0
     assert m.qgold == 0.0 and m.qens == 0.0 and m.qens_joint == 0.0
-    assert m.cov_plus == pytest.approx(100 / 128)  # the empty reply is not covered
-    assert m.n_covered == 1 and m.n_gold == 128 and m.n_items == 2
+    assert m.cov_plus == pytest.approx(100 / 128)  # the empty replies are not covered
+    assert m.n_covered == 1 and m.n_gold == 128 and m.n_items == 128
 
 
 def test_partial_panel_gives_null_metrics() -> None:
@@ -92,7 +128,8 @@ def test_partial_panel_gives_null_metrics() -> None:
 
 
 def test_when_no_item_counts_toward_qgold() -> None:
-    m = how_metrics({"v1": [75, 75, 75]}, {"v1": False}, {"v1": False})
+    empty = {"v1": False, **dict.fromkeys(_gold(first=2), True)}
+    m = how_metrics({"v1": [75, 75, 75]}, dict.fromkeys(_gold(), False), empty)
     assert m.complete
     assert m.qgold == pytest.approx(75 / 128)
     assert m.qens is None  # nothing predicted YES
@@ -126,18 +163,53 @@ def test_missing_when_prediction_or_reply_is_incomplete() -> None:
     m = how_metrics({"v1": [50, 50, 50]}, {}, {"v1": False, "v2": True}, n_gold=2)
     assert not m.complete and m.missing == ["v1", "v2"]
     assert {"item": "v1", "phase": "when"} in m.failures and {"item": "v2", "phase": "when"} in m.failures
-    m = how_metrics({}, {"v1": True}, {}, n_gold=2)
-    assert m.failures == [{"item": "v1", "phase": "generation"}]
+    assert m.n_when_missing == 2 and m.n_missing == 0
+    m = how_metrics({}, {"v1": True}, {}, n_gold=1)
+    assert m.failures == [{"item": "v1", "phase": "missing"}] and m.n_missing == 1
     assert m.qgold is None and m.cov_plus is None
 
 
+def test_gold_items_lacking_a_generation_make_how_incomplete() -> None:
+    # three gold items, two replies given: the third has no record, so nothing may be averaged over 3
+    m = how_metrics(
+        {"v1": [75, 75, 75], "v2": [25, 25, 25]}, {"v1": True, "v2": True}, {"v1": False, "v2": False}, n_gold=3
+    )
+    assert not m.complete and m.n_missing == 1 and m.n_gold == 3
+    assert (m.qgold, m.qens, m.cov_plus, m.qens_joint) == (None, None, None, None)
+
+
+def test_expected_items_name_the_missing_and_failed_generations_count_apart() -> None:
+    qualities = {"v1": [100, 100, 100]}
+    m = how_metrics(
+        qualities, {"v1": True, "v2": True, "v3": False}, {"v1": False}, n_gold=4,
+        expected=["v1", "v2", "v3", "v4"], generation_failed={"v2"},
+    )  # fmt: skip
+    assert not m.complete and m.missing == ["v2", "v3", "v4"]
+    assert m.n_generation_failures == 1 and m.n_missing == 2 and m.n_when_missing == 1 and m.n_unjudged == 0
+    assert {"item": "v2", "phase": "generation"} in m.failures and {"item": "v4", "phase": "when"} in m.failures
+    assert m.qgold is None and m.cov_plus is None
+    # a failed generation is never an empty reply worth 0, even for an archive (full_gold False)
+    archive = how_metrics(
+        {"a": [50, 50, 50]}, {"a": True, "b": True}, {"a": False}, full_gold=False, generation_failed={"b"}
+    )
+    assert not archive.complete and archive.n_generation_failures == 1 and archive.qens is None
+    with pytest.raises(SocialOmniError, match="outside the expected"):
+        how_metrics({"x": [0, 0, 0]}, {"x": True}, {"x": False}, n_gold=1, expected=["v1"])
+    with pytest.raises(SocialOmniError, match="2 expected How items but n_gold is 3"):
+        how_metrics({}, {}, {}, n_gold=3, expected=["v1", "v2"])
+    with pytest.raises(SocialOmniError, match="both a reply and a failed generation"):
+        how_metrics({}, {"v1": True}, {"v1": False}, n_gold=1, generation_failed={"v1"})
+
+
 def test_non_strict_keeps_cov_plus() -> None:
-    m = how_metrics({"v1": [75, 75]}, {"v1": True}, {"v1": False}, strict=False)
+    m = how_metrics({"v1": [75, 75]}, {"v1": True, "v2": False}, {"v1": False, "v2": True}, n_gold=2, strict=False)
     assert not m.complete
     assert (m.qgold, m.qens, m.qens_joint) == (None, None, None)
-    assert m.cov_plus == pytest.approx(100 / 128)
+    assert m.cov_plus == pytest.approx(50.0)
     # without a reply the coverage itself is unknown
-    assert how_metrics({}, {"v1": True}, {}, strict=False).cov_plus is None
+    assert how_metrics({}, {"v1": True}, {}, n_gold=1, strict=False).cov_plus is None
+    # nor while gold items have no record at all
+    assert how_metrics({"v1": [75, 75]}, {"v1": True}, {"v1": False}, strict=False).cov_plus is None
 
 
 def test_scores_of_empty_replies_are_ignored() -> None:
@@ -150,7 +222,7 @@ def test_how_metrics_errors_and_access() -> None:
         how_metrics({}, {}, {}, n_gold=0)
     with pytest.raises(SocialOmniError, match="3 How items given but n_gold is 2"):
         how_metrics({}, {"a": True, "b": True, "c": True}, {"a": True, "b": True, "c": True}, n_gold=2)
-    m = how_metrics({"v1": [50, 50, 50]}, {"v1": True}, {"v1": False})
+    m = how_metrics({"v1": [50, 50, 50]}, {"v1": True}, {"v1": False}, n_gold=1)
     assert isinstance(m, HowMetrics)
     assert m["qens"] == m.qens == 50.0
     assert m["complete"] is True
@@ -177,7 +249,9 @@ def test_how_invariants(rows: list[tuple[list[int] | None, bool, bool]], full_go
     empty = {i: e for i, (_, _, e) in zip(ids, rows, strict=True)}
     m = how_metrics(qualities, predicted_yes, empty, n_gold=20, full_gold=full_gold)
     judged_all = all(e or s is not None for s, _, e in rows)
-    assert m.complete == judged_all
+    all_there = len(rows) == 20 or not full_gold  # with full_gold, the 20 gold items all need a record
+    assert m.complete == (judged_all and all_there)
+    assert m.n_missing == (20 - len(rows) if full_gold else 0)
     if not m.complete:
         assert (m.qgold, m.qens, m.cov_plus, m.qens_joint) == (None, None, None, None)
         return

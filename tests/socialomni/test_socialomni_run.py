@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
+import sqlite3
 
 import pytest
 from socialomni_factory import make_socialomni
@@ -11,6 +13,8 @@ from typer.testing import CliRunner
 
 from omnivchat.cli import app
 from omnivchat.media import probe
+from omnivchat.socialomni._cli import task_lines
+from omnivchat.socialomni._run import record_key, summarize
 from omnivchat.testing import Behaviour, LoopbackServer, message_text
 
 runner = CliRunner()
@@ -274,3 +278,239 @@ def test_who_request_failure_is_scored_with_request_failures_and_foreign_judging
         app, ["socialomni", "export", str(out), "--judging", str(other / "judging"), "-o", str(tmp_path / "m.json")]
     )
     assert mixed.exit_code == 2 and "another candidate run" in mixed.output
+
+
+# ------------------------------------------------------------------------------ completeness from the release
+
+
+def flat(result):
+    """A command's output with rich's line wrapping undone."""
+    return " ".join(result.output.split())
+
+
+def drop_records(run, *labels):
+    """Remove item records from a run's store: the state a run stopped before recording these items leaves."""
+    with sqlite3.connect(run / "store.sqlite") as db:
+        for label in labels:
+            task = label.split("-", 1)[0]
+            assert db.execute("DELETE FROM items WHERE item_id=? AND kind=?", (label, task)).rowcount == 1, label
+
+
+def judge_args(run, contexts, judges, *extra):
+    return [
+        "socialomni",
+        "judge",
+        str(run),
+        "--contexts",
+        str(contexts),
+        "--judges",
+        str(judges),
+        "--no-progress",
+        *extra,
+    ]
+
+
+def rescore_run_args(run, contexts, judges, out):
+    return [
+        "socialomni", "rescore", "--run", str(run), "--contexts", str(contexts), "--model", "m",
+        "--judges", str(judges), "-o", str(out), "--no-progress",
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def complete_run(dataset, tmp_path_factory):
+    """A complete --limit 4 run (Who 3, When 4, How 3), judged by the full panel."""
+    root = tmp_path_factory.mktemp("complete")
+    key = root / "company.env"
+    key.write_text(f"K={SECRET}\n")
+    out = root / "run"
+    with LoopbackServer(rules=candidate_rules) as server:
+        assert runner.invoke(app, evaluate_args(dataset, server.base_url, out, key)).exit_code == 0
+    with LoopbackServer(rules=judge_rules) as judges_server:
+        judged = runner.invoke(app, judge_args(out, dataset[2], judges_file(root, judges_server.base_url)))
+        assert judged.exit_code == 0, judged.output
+    return out
+
+
+def test_who_when_denominators_are_the_release_counts(complete_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(complete_run, run)
+    drop_records(run, "who-2", "when-video_0002", "how-video_0003")
+    summary = summarize(run)
+    who, when, how = summary["who"], summary["when"], summary["how_generation"]
+    assert who["n"] == 3 and who["n_missing"] == 1 and who["missing"] == ["2"] and not who["complete"]
+    assert who["accuracy"] is None and who["request_failures"] == 0 and who["parse_failures"] == 0
+    assert when["n"] == 4 and when["n_missing"] == 1 and when["accuracy"] is None and when["correct"] == 3
+    assert summary["when_lenient"]["n"] == 4 and summary["when_lenient"]["accuracy"] is None
+    assert how["n"] == 3 and how["n_missing"] == 1 and how["missing"] == ["video_0003"] and not how["complete"]
+    lines = "\n".join(task_lines(summary))  # what `socialomni evaluate` prints
+    assert "who: [yellow]incomplete[/]: 1 of 3 items missing" in lines
+    assert "when: [yellow]incomplete[/]: 1 of 4 items missing" in lines
+    assert "1 missing[/] (no record)" in lines and "run the same command again" in lines
+    complete = "\n".join(task_lines(summarize(complete_run)))
+    assert "incomplete" not in complete and "who: accuracy 33.33" in complete
+
+
+def test_missing_or_failed_when_record_is_never_a_no(dataset, tmp_path, key_file):
+    def rules(request_json):
+        text = message_text(request_json)
+        if "Anna" in text and "Target participant:" not in text:  # the When request of video_0001 fails
+            return Behaviour(status=400, error_message="bad request")
+        return candidate_rules(request_json)
+
+    failed, dropped = tmp_path / "failed", tmp_path / "dropped"
+    with LoopbackServer(rules=rules) as server:
+        assert (
+            runner.invoke(
+                app, evaluate_args(dataset, server.base_url, failed, key_file, "--tasks", "when,how")
+            ).exit_code
+            == 0
+        )
+    with LoopbackServer(rules=candidate_rules) as server:
+        assert (
+            runner.invoke(
+                app, evaluate_args(dataset, server.base_url, dropped, key_file, "--tasks", "when,how")
+            ).exit_code
+            == 0
+        )
+    drop_records(dropped, "when-video_0001")
+    with LoopbackServer(rules=judge_rules) as judges_server:
+        judges = judges_file(tmp_path, judges_server.base_url)
+        for run in (failed, dropped):
+            out = tmp_path / f"rs-{run.name}"
+            result = runner.invoke(app, rescore_run_args(run, dataset[2], judges, out))
+            assert result.exit_code == 1, result.output
+            assert "1 without a When decision" in flat(result) and "incomplete" in flat(result)
+            (model,) = json.loads((out / "results.json").read_text())["models"]
+            m = model["metrics"]
+            assert not m["complete"] and m["n_when_missing"] == 1
+            assert {"item": record_key("m", "video_0001"), "phase": "when"} in m["failures"]
+            assert m["cov_plus"] is None and m["qgold"] is None  # never 2/3 covered with video_0001 as a "NO"
+        refused = runner.invoke(app, judge_args(dropped, dataset[2], judges))
+        assert refused.exit_code == 2 and "when: 1 of 4 missing (video_0001)" in flat(refused)
+
+
+def test_judge_refuses_a_run_with_missing_how_records(dataset, tmp_path, key_file):
+    out = tmp_path / "run"
+    with LoopbackServer(rules=candidate_rules) as server:
+        assert (
+            runner.invoke(app, evaluate_args(dataset, server.base_url, out, key_file, "--tasks", "when,how")).exit_code
+            == 0
+        )
+    drop_records(out, "how-video_0004")
+    with LoopbackServer(rules=judge_rules) as judges_server:
+        result = runner.invoke(app, judge_args(out, dataset[2], judges_file(tmp_path, judges_server.base_url)))
+        assert result.exit_code == 2 and judges_server.count == 0  # never judged over the 2 stored answers
+    assert "how: 1 of 3 missing (video_0004)" in flat(result) and "resume" in flat(result)
+
+
+def test_rescore_of_a_run_with_a_failed_how_generation_is_incomplete(dataset, tmp_path, key_file):
+    def rules(request_json):
+        if "Target participant: Carla" in message_text(request_json):  # How of video_0003 fails
+            return Behaviour(status=400, error_message="bad request")
+        return candidate_rules(request_json)
+
+    out = tmp_path / "run"
+    with LoopbackServer(rules=rules) as server:
+        assert (
+            runner.invoke(app, evaluate_args(dataset, server.base_url, out, key_file, "--tasks", "when,how")).exit_code
+            == 0
+        )
+    with LoopbackServer(rules=judge_rules) as judges_server:
+        result = runner.invoke(
+            app, rescore_run_args(out, dataset[2], judges_file(tmp_path, judges_server.base_url), tmp_path / "rs")
+        )
+        assert result.exit_code == 1, result.output
+        assert judges_server.count == 3 * 2  # the failed generation is not judged
+    assert "1 failed generations" in flat(result)
+    data = json.loads((tmp_path / "rs" / "results.json").read_text())
+    (model,) = data["models"]
+    m = model["metrics"]
+    assert not data["complete"] and not m["complete"] and m["n_gold"] == 3  # the declared limit, not 128
+    assert m["n_generation_failures"] == 1 and m["qgold"] is None and m["qens_joint"] is None
+    failed = [r for r in data["records"] if r["item_id"] == "video_0003"]
+    assert failed and failed[0]["error"] and failed[0]["judge_scores"] == {name: None for name in STANDARD}
+    prepared = json.loads((tmp_path / "rs" / "input.json").read_text())["models"][0]
+    assert prepared["expected_response_ids"] == ["video_0001", "video_0003", "video_0004"]
+
+
+def test_rescore_of_an_archive_with_a_failed_generation_is_incomplete(tmp_path):
+    archive = tmp_path / "ensemble_response_scores.csv"
+    columns = ["model", "display_model", "item_id", "context", "target_question", "reference", "candidate", "error"]
+    with archive.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, columns)
+        writer.writeheader()
+        base = {"model": "m1", "display_model": "M1", "context": "c", "reference": "r"}
+        writer.writerow(
+            {
+                **base,
+                "item_id": "video_0001",
+                "target_question": "What should Anna say?",
+                "candidate": "Hi all.",
+                "error": "",
+            }
+        )
+        writer.writerow(
+            {
+                **base,
+                "item_id": "video_0003",
+                "target_question": "What should Carla say?",
+                "candidate": "",
+                "error": "timeout",
+            }
+        )
+    with LoopbackServer(rules=judge_rules) as judges_server:
+        result = runner.invoke(
+            app,
+            [
+                "socialomni", "rescore", "--paper", str(archive), "--judges",
+                str(judges_file(tmp_path, judges_server.base_url)), "-o", str(tmp_path / "rs"), "--no-progress",
+            ],
+        )  # fmt: skip
+        assert result.exit_code == 1, result.output
+        assert judges_server.count == 3  # the failed generation is never judged
+    assert "1 failed generations" in flat(result) and "incomplete" in flat(result)
+    data = json.loads((tmp_path / "rs" / "results.json").read_text())
+    (model,) = data["models"]
+    m = model["metrics"]
+    assert not data["complete"] and not m["complete"] and m["n_generation_failures"] == 1
+    assert m["qens"] is None and m["qens_joint"] is None and m["qgold"] is None  # not an empty answer worth 0
+
+
+def test_export_is_complete_only_with_every_item_answered_and_judged(complete_run, tmp_path):
+    whole = runner.invoke(app, ["socialomni", "export", str(complete_run), "-o", str(tmp_path / "whole.json")])
+    assert whole.exit_code == 0 and json.loads((tmp_path / "whole.json").read_text())["status"] == "complete"
+    for label, reason in (
+        ("who-3", "who: 1 of 3 items missing"),
+        ("when-video_0004", "when: 1 of 4 items missing"),
+        ("how-video_0004", "how: 1 of 3 items missing"),  # judged before the record went: the stored judge
+    ):  # summary still says complete, the export recomputes
+        run = tmp_path / label
+        shutil.copytree(complete_run, run)
+        drop_records(run, label)
+        refused = runner.invoke(app, ["socialomni", "export", str(run), "-o", str(tmp_path / "x.json")])
+        assert refused.exit_code == 2 and reason in flat(refused), refused.output
+        partial = runner.invoke(
+            app, ["socialomni", "export", str(run), "-o", str(tmp_path / "x.json"), "--allow-incomplete"]
+        )
+        assert partial.exit_code == 0 and reason in flat(partial)
+        data = json.loads((tmp_path / "x.json").read_text())
+        task = label.split("-", 1)[0]
+        assert data["status"] == "incomplete" and data["completeness"][task]["n_missing"] == 1
+        if task != "who":  # How quality needs every How answer and every When decision
+            assert data["metrics"]["qgold"] is None and data["quality"]["complete"] is False
+        else:
+            assert data["metrics"]["who"]["accuracy"] is None and data["metrics"]["qgold"] == 75.0
+
+
+def test_export_of_a_run_without_how_can_be_complete(dataset, tmp_path, key_file):
+    out = tmp_path / "run"
+    with LoopbackServer(rules=candidate_rules) as server:
+        assert (
+            runner.invoke(app, evaluate_args(dataset, server.base_url, out, key_file, "--tasks", "who,when")).exit_code
+            == 0
+        )
+    result = runner.invoke(app, ["socialomni", "export", str(out), "-o", str(tmp_path / "r.json")])
+    assert result.exit_code == 0, result.output
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["status"] == "complete" and data["quality"] is None and set(data["completeness"]) == {"who", "when"}

@@ -33,6 +33,44 @@ def _quality(m: dict) -> str:
     return ", ".join(f"{k} {m[k]:.2f}" if m[k] is not None else f"{k} null" for k in keys)
 
 
+def _how_gaps(m: dict) -> str:
+    """What keeps How quality incomplete, counted apart (summaries written before these counts show none)."""
+    parts = [
+        f"{m.get('n_missing', 0)} missing (no record)",
+        f"{m.get('n_generation_failures', 0)} failed generations",
+        f"{m.get('n_when_missing', 0)} without a When decision",
+        f"{m.get('n_unjudged', 0)} without a full panel",
+    ]
+    return f"incomplete over {m['n_gold']} How items: " + ", ".join(parts)
+
+
+def task_lines(summary: dict) -> list[str]:
+    """The evaluate summary, one line per task: fixed denominators, and how many items are missing."""
+    lines = []
+    for task in ("who", "when"):
+        if task not in summary:
+            continue
+        m = summary[task]
+        failures = f"{m['request_failures']} request failures, {m['parse_failures']} parse failures"
+        if m.get("complete", True):
+            lines.append(
+                f"{task}: accuracy {m['accuracy']:.2f}, macro-F1 {m['macro_f1']:.2f} over {m['n']} ({failures})"
+            )
+        else:
+            lines.append(
+                f"{task}: [yellow]incomplete[/]: {m['n_missing']} of {m['n']} items missing (no record), "
+                f"accuracy and macro-F1 null; {m['correct']} correct so far ({failures})"
+            )
+    how = summary["how_generation"]
+    if how["n"]:
+        line = f"how: {how['completed']}/{how['n']} generated ({how['empty']} empty, {how['request_failures']} failed"
+        missing = how.get("n_missing", 0)
+        lines.append(line + (f", [yellow]{missing} missing[/] (no record))" if missing else ")"))
+    if any(summary[t].get("n_missing") for t in ("who", "when") if t in summary) or how.get("n_missing"):
+        lines.append("[yellow]incomplete[/]: run the same command again to generate the missing items")
+    return lines
+
+
 @socialomni_app.command("evaluate")
 def evaluate_command(
     annotations: Annotated[
@@ -98,17 +136,8 @@ def evaluate_command(
         )
     except _errors() as err:
         raise _fail(str(err)) from None
-    for task in ("who", "when"):
-        if task in summary:
-            m = summary[task]
-            console.print(
-                f"{task}: accuracy {m['accuracy']:.2f}, macro-F1 {m['macro_f1']:.2f} over {m['n']} "
-                f"({m['request_failures']} request failures, {m['parse_failures']} parse failures)"
-            )
-    how = summary["how_generation"]
-    console.print(
-        f"how: {how['completed']}/{how['n']} generated ({how['empty']} empty, {how['request_failures']} failed)"
-    )
+    for line in task_lines(summary):
+        console.print(line)
     console.print(f"wrote {output / 'summary.json'}, {output / 'manifest.json'} and {output / 'store.sqlite'}")
 
 
@@ -160,7 +189,7 @@ def judge_command(
     console.print(f"panel {panel} ({', '.join(summary['judges'])}): {_quality(m)}")
     console.print(f"wrote {out / 'scores.json'} and {out / 'summary.json'}")
     if not m["complete"]:
-        console.print(f"[yellow]incomplete[/]: {len(m['missing'])} answers lack a full panel")
+        console.print(f"[yellow]{_how_gaps(m)}[/]")
         raise typer.Exit(code=1)
 
 
@@ -207,8 +236,11 @@ def rescore_command(
     for entry in result["models"]:
         m = entry["metrics"]
         console.print(f"{entry['model']}: {_quality(m)}")
+        if not m["complete"]:
+            console.print(f"  [yellow]{_how_gaps(m)}[/]")
     console.print(f"wrote {output / 'input.json'} and {output / 'results.json'}")
     if not result["complete"]:
+        console.print("[yellow]incomplete[/]: quality metrics stay null until every item has its answer and panel")
         raise typer.Exit(code=1)
 
 
@@ -230,3 +262,5 @@ def export_command(
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     console.print(f"wrote {output} (status {data['status']}, {len(data['items'])} items)")
+    for reason in data["incomplete_reasons"]:
+        console.print(f"[yellow]incomplete[/]: {reason}")

@@ -6,6 +6,7 @@ completed answers are reused on resume, failures retried, and every attempt kept
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import json
 import time
@@ -19,7 +20,18 @@ from omnivchat.routes import ChatRequest, ChatResponse, Route, RouteError, Sampl
 from omnivchat.runs import RetryPolicy, RunError, Runner, RunStore, RunSummary
 from omnivchat.runs._manifest import source_hash, write_or_check_manifest
 from omnivchat.socialomni._cards import PromptCards, how_text, when_text, who_text
-from omnivchat.socialomni._data import SocialOmniError, WhenItem, WhoItem, file_sha256, how_items, load_when, load_who
+from omnivchat.socialomni._data import (
+    HOW_COUNT,
+    WHEN_COUNT,
+    WHO_COUNT,
+    SocialOmniError,
+    WhenItem,
+    WhoItem,
+    file_sha256,
+    how_items,
+    load_when,
+    load_who,
+)
 from omnivchat.socialomni._metrics import classification_metrics, how_metrics
 from omnivchat.socialomni._panel import JUDGE_SAMPLING, check_panel, judge_text, parse_judge_score
 from omnivchat.socialomni._parse import parse_how, parse_when, parse_when_lenient, parse_who, parse_who_lenient
@@ -32,6 +44,8 @@ STORE = "store.sqlite"
 GENERATION = {"temperature": 0.3, "top_p": 1.0}
 LEVEL1 = Path("level_1") / "dataset.json"
 LEVEL2 = Path("level_2") / "annotations_200.json"
+#: Items per task in the release: the fixed denominators (a declared --limit lowers them for a smoke run).
+RELEASE_COUNTS = {"who": WHO_COUNT, "when": WHEN_COUNT, "how": HOW_COUNT}
 
 
 def annotation_files(annotations: Path) -> tuple[Path, Path]:
@@ -54,6 +68,43 @@ def load_tasks(
     when = when_all[:limit] if limit else when_all
     how = how_items(when_all, limit=limit) if "how" in tasks else []
     return who, (when if "when" in tasks else []), how
+
+
+def read_manifest(run: Path) -> dict[str, Any]:
+    """The run's manifest.json; RunError naming the file when it is absent or unreadable."""
+    path = run / "manifest.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunError(f"{path}: not found; {run} is not a socialomni run directory") from None
+    except (OSError, ValueError) as err:
+        raise RunError(f"{path}: cannot read ({err})") from None
+
+
+def expected_items(run: Path, manifest: dict[str, Any] | None = None) -> dict[str, list[str]]:
+    """task -> the ids of every item the run declared, sorted; [] for a task not requested.
+
+    The list is the release as loaded and validated before the first request (the manifest's
+    ``source_media_sha256`` keys ``<task>-<id>``), never the records stored since: it has the release count of
+    each requested task (2,000 Who, 200 When, 128 How), or at most the declared ``--limit``. Raises RunError for
+    a manifest without that list or with other counts.
+    """
+    manifest = read_manifest(run) if manifest is None else manifest
+    tasks, declared, limit = manifest.get("tasks"), manifest.get("source_media_sha256"), manifest.get("limit")
+    if not isinstance(tasks, list) or not isinstance(declared, dict):
+        raise RunError(
+            f"{run / 'manifest.json'}: no 'tasks' and 'source_media_sha256' (the run's item list), so which items "
+            "are missing cannot be known; evaluate again into a new --output directory"
+        )
+    expected: dict[str, list[str]] = {}
+    for task in TASK_ORDER:
+        ids = sorted(k.split("-", 1)[1] for k in declared if k.split("-", 1)[0] == task) if task in tasks else []
+        wanted = RELEASE_COUNTS[task]
+        if task in tasks and (len(ids) != wanted if limit is None else len(ids) > min(limit, wanted)):
+            bound = f"{wanted} (the release)" if limit is None else f"at most {min(limit, wanted)} (--limit {limit})"
+            raise RunError(f"{run / 'manifest.json'}: declares {len(ids)} {task} items; expected {bound}")
+        expected[task] = ids
+    return expected
 
 
 # ------------------------------------------------------------------------------------------------ evaluate
@@ -144,15 +195,28 @@ def evaluate(
                         work.append((request, meta))
                 runner = Runner(route, store, concurrency=concurrency, retry=RetryPolicy(max_attempts=3), kind=task)
                 await runner.run_all(work, summary, progress=progress, label=f"{route.model_id} {task}")
+                write_summary(out)  # after each task, so a stopped run still says what is missing
         finally:
             await route.aclose()
 
     try:
         asyncio.run(run_tasks())
-    finally:
+    except BaseException:
         store.close()
-    result = summarize(out)
-    (out / "summary.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        with contextlib.suppress(Exception):
+            write_summary(out)  # an interrupted run: the items without a record are counted as missing
+        raise
+    store.close()
+    return write_summary(out)
+
+
+def write_summary(run: Path) -> dict[str, Any]:
+    """:func:`summarize` the run and write it to summary.json; returns it."""
+    result = summarize(run)
+    path = run / "summary.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)
     return result
 
 
@@ -179,26 +243,39 @@ def candidate_records(run: Path) -> dict[str, dict[str, dict[str, Any]]]:
     return records
 
 
-def summarize(run: Path) -> dict[str, Any]:
-    """Who and When accuracy and macro-F1 (fixed denominators; request and parse failures apart)."""
-    records = candidate_records(run)
+def summarize(run: Path, records: dict[str, dict[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
+    """Who and When accuracy and macro-F1 over every item the run declared (fixed denominators: the release
+    counts or the declared limit), with request failures, parse failures and missing items (no record) apart;
+    and the How generation counts over the same fixed list. ``records``: :func:`candidate_records` of the run,
+    when already read."""
+    expected = expected_items(run)
+    records = candidate_records(run) if records is None else records
     summary: dict[str, Any] = {}
     lenient_parsers = {"who": parse_who_lenient, "when": parse_when_lenient}
     for task, labels in (("who", ("A", "B", "C", "D")), ("when", ("YES", "NO"))):
+        if not expected[task]:
+            continue
         rows = records.get(task) or {}
-        if rows:
-            gold = {k: r["gold"] for k, r in rows.items()}
-            failed = {k for k, r in rows.items() if r["request_failed"]}
-            summary[task] = classification_metrics({k: r["prediction"] for k, r in rows.items()}, gold, labels, failed)
-            # A separate, clearly labelled metric: never the headline number of the protocol.
-            lenient = {k: lenient_parsers[task](r["text"]) if r["text"] is not None else None for k, r in rows.items()}
-            summary[f"{task}_lenient"] = classification_metrics(lenient, gold, labels, failed)
+        gold = {k: r["gold"] for k, r in rows.items()}
+        failed = {k for k, r in rows.items() if r["request_failed"]}
+        predictions = {k: r["prediction"] for k, r in rows.items()}
+        summary[task] = classification_metrics(predictions, gold, labels, failed, expected=expected[task])
+        # A separate, clearly labelled metric: never the headline number of the protocol.
+        lenient = {k: lenient_parsers[task](r["text"]) if r["text"] is not None else None for k, r in rows.items()}
+        summary[f"{task}_lenient"] = classification_metrics(lenient, gold, labels, failed, expected=expected[task])
     how = records.get("how") or {}
+    if extra := sorted(set(how) - set(expected["how"])):
+        raise RunError(f"{run}: How records for items outside the run's item list: {', '.join(extra[:8])}")
+    missing = [k for k in expected["how"] if k not in how]
+    failures = sum(1 for r in how.values() if r["request_failed"])
     summary["how_generation"] = {
-        "n": len(how),
+        "n": len(expected["how"]),
         "completed": sum(1 for r in how.values() if not r["request_failed"]),
         "empty": sum(1 for r in how.values() if not r["request_failed"] and not (r["text"] or "").strip()),
-        "request_failures": sum(1 for r in how.values() if r["request_failed"]),
+        "request_failures": failures,
+        "n_missing": len(missing),
+        "missing": missing,
+        "complete": not missing and not failures,
     }
     return summary
 
@@ -256,8 +333,9 @@ def judge_records(
 ) -> dict[str, dict[str, int | None]]:
     """Send every missing judge request for the non-empty candidates; return key -> judge -> score (None: none yet).
 
-    ``records`` hold `key`, `context`, `target_question`, `reference`, `candidate`. Requests are cached in the store
-    by payload, so a second pass sends nothing; an unparseable score is asked again, then left missing.
+    ``records`` hold `key`, `context`, `target_question`, `reference`, `candidate` (and `error` for a failed
+    generation, which is never judged). Requests are cached in the store by payload, so a second pass sends
+    nothing; an unparseable score is asked again, then left missing.
     """
     chosen = [j for j in judges if only_judge is None or j["name"] == only_judge]
     if only_judge is not None and not chosen:
@@ -283,7 +361,7 @@ def judge_records(
                     {},
                 )
                 for r in records
-                if (r["candidate"] or "").strip()
+                if (r["candidate"] or "").strip() and not r.get("error")
             ]
             runner = Runner(
                 route,
@@ -325,17 +403,49 @@ def quality_metrics(
     *,
     n_gold: int,
     full_gold: bool,
+    expected: list[str] | None = None,
 ) -> Any:
-    """QGold, QEns, Cov+, QEns_joint over the records, via how_metrics (null on any incomplete panel)."""
+    """QGold, QEns, Cov+, QEns_joint over the records, via how_metrics (null on any incomplete panel).
+
+    A record with an `error` (or no candidate at all) is a failed generation, never an empty reply.
+    ``predicted_yes`` holds only the items with a When decision: an item left out of it is never a "NO".
+    ``expected`` lists every item that must be there: one without a record is missing (see how_metrics).
+    """
     qualities: dict[str, list[int] | None] = {}
     empty: dict[str, bool] = {}
+    failed: set[str] = set()
     for r in records:
         key = r["key"]
-        empty[key] = not (r["candidate"] or "").strip()
+        if r.get("error") or r.get("candidate") is None:
+            failed.add(key)
+            continue
+        empty[key] = not r["candidate"].strip()
         got = [scores.get(key, {}).get(j) for j in judges]
         qualities[key] = None if empty[key] or any(s is None for s in got) else [int(s) for s in got]  # type: ignore[arg-type]
-    yes = {r["key"]: predicted_yes.get(r["key"], False) for r in records}
-    return how_metrics(qualities, yes, empty, n_gold=n_gold, full_gold=full_gold)
+    known = set(expected) if expected is not None else {r["key"] for r in records}
+    yes = {k: v for k, v in predicted_yes.items() if k in known}
+    return how_metrics(
+        qualities, yes, empty, n_gold=n_gold, full_gold=full_gold, expected=expected, generation_failed=failed
+    )
+
+
+def _when_decisions(when: dict[str, dict[str, Any]]) -> dict[str, bool]:
+    """item -> its When prediction is YES, for the items with a When decision (a parse failure is not YES); an
+    item without a record or with a failed request has no decision and is left out (never a "NO")."""
+    return {k: r["prediction"] == "YES" for k, r in when.items() if not r["request_failed"]}
+
+
+def _missing_lines(expected: dict[str, list[str]], records: dict[str, dict[str, Any]], tasks: Sequence[str]) -> str:
+    parts = []
+    for task in tasks:
+        missing = [k for k in expected[task] if k not in (records.get(task) or {})]
+        if missing:
+            parts.append(
+                f"{task}: {len(missing)} of {len(expected[task])} missing ({', '.join(missing[:5])}"
+                + (", ..." if len(missing) > 5 else "")
+                + ")"
+            )
+    return "; ".join(parts)
 
 
 def judge_run(
@@ -353,20 +463,25 @@ def judge_run(
     """Judge a complete hosted run's How answers with the panel; writes scores.json and summary.json in ``out``."""
     judges = load_judge_config(judges_path, panel)
     contexts = load_contexts(contexts_path)
+    manifest = read_manifest(run)
+    expected = expected_items(run, manifest)
+    if not expected["when"] or not expected["how"]:
+        has = ", ".join(manifest["tasks"])
+        raise RunError(f"{run}: judging needs a run with the when and how tasks (it has {has})")
     records = candidate_records(run)
     when, how = records.get("when") or {}, records.get("how") or {}
     failed = [f"when-{k}" for k, r in when.items() if r["request_failed"]] + [
         f"how-{k}" for k, r in how.items() if r["request_failed"]
     ]
-    if not when or not how or failed:
-        raise RunError(
-            f"{run}: judging needs every When and How record completed; "
-            + (f"failed: {', '.join(failed[:8])}" if failed else "the run has no When or How records")
-        )
-    missing = [k for k in how if k not in contexts]
+    absent = _missing_lines(expected, records, ("when", "how"))
+    if failed or absent:
+        reasons = [f"{absent} (no record: resume with the same `socialomni evaluate` command)"] if absent else []
+        reasons += [f"{len(failed)} failed: {', '.join(failed[:8])}"] if failed else []
+        raise RunError(f"{run}: judging needs every When and How record completed; {'; '.join(reasons)}")
+    missing = [k for k in expected["how"] if k not in contexts]
     if missing:
         raise SocialOmniError(f"{contexts_path}: no context for {', '.join(missing[:8])}")
-    manifest_sha = sha256_json(json.loads((run / "manifest.json").read_text(encoding="utf-8")))
+    manifest_sha = sha256_json(manifest)
     judge_manifest = {
         "protocol": PROTOCOL + "-judging",
         "panel": panel,
@@ -385,8 +500,15 @@ def judge_run(
     ]
     scores = judge_records(rows, judges, out / STORE, template=template, only_judge=only_judge, progress=progress)
     names = [j["name"] for j in judges]
-    yes = {k: when.get(k, {}).get("prediction") == "YES" for k in how}
-    metrics = quality_metrics(rows, scores, names, yes, n_gold=len(how), full_gold=True)
+    metrics = quality_metrics(
+        rows,
+        scores,
+        names,
+        _when_decisions(when),
+        n_gold=len(expected["how"]),
+        full_gold=True,
+        expected=expected["how"],
+    )
     (out / "scores.json").write_text(json.dumps(scores, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     summary = {"panel": panel, "judges": names, "metrics": metrics.model_dump(), "time": time.time()}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
@@ -397,22 +519,45 @@ def judge_run(
 
 
 def prepare_from_run(run: Path, contexts_path: Path, model: str) -> dict[str, Any]:
-    """Normalised rescoring input from a hosted run: every How item (full_gold) with its When decision."""
+    """Normalised rescoring input from a hosted run (full_gold): its declared How items
+    (``expected_response_ids``, the release's 128 or the declared limit), a record for each stored one (a
+    failed generation keeps its `error` and is never an empty reply), and the stored When decisions (an item
+    without a When record has no entry, so it is never a "NO")."""
     contexts = load_contexts(contexts_path)
+    manifest = read_manifest(run)
+    expected = expected_items(run, manifest)
+    if not expected["how"]:
+        raise RunError(f"{run}: rescoring a hosted run needs its how task (it has {', '.join(manifest['tasks'])})")
     records = candidate_records(run)
     how, when = records.get("how") or {}, records.get("when") or {}
-    missing = [k for k in how if k not in contexts]
+    missing = [k for k in expected["how"] if k not in contexts]
     if missing:
         raise SocialOmniError(f"{contexts_path}: no context for {', '.join(missing[:8])}")
+    rows = []
+    for k in expected["how"]:
+        if k not in how:
+            continue  # no record: missing (named by expected_response_ids), never an empty reply
+        r = how[k]
+        row = {
+            "model": model,
+            "item_id": k,
+            **{f: contexts[k][f] for f in ("context", "target_question", "reference")},
+            "candidate": r["text"],
+        }
+        if r["request_failed"]:
+            row["error"] = r["error"]
+        rows.append(row)
     return {
         "schema_version": 1,
         "source": str(run),
-        "source_sha256": sha256_json(json.loads((run / "manifest.json").read_text(encoding="utf-8"))),
+        "source_sha256": sha256_json(manifest),
         "models": [
             {
                 "model": model,
                 "source": "hosted-run",
                 "full_gold": True,
+                "limit": manifest.get("limit"),
+                "expected_response_ids": expected["how"],
                 "when": [
                     {
                         "item_id": k,
@@ -424,48 +569,84 @@ def prepare_from_run(run: Path, contexts_path: Path, model: str) -> dict[str, An
                 ],
             }
         ],
-        "records": [
-            {
-                "model": model,
-                "item_id": k,
-                **{f: contexts[k][f] for f in ("context", "target_question", "reference")},
-                "candidate": r["text"] or "",
-            }
-            for k, r in sorted(how.items())
-            if not r["request_failed"]
-        ],
+        "records": rows,
     }
+
+
+_TRUE = frozenset({"true", "1", "yes"})
+
+
+def _archive_failure(row: dict[str, Any]) -> str | None:
+    """Why an archived answer is a failed generation (no candidate cell, an `error`, or `request_failed` true), or
+    None for a completed answer (an empty candidate is a completed empty answer)."""
+    if row.get("candidate") is None:
+        return "no candidate in the archive row"
+    if error := (row.get("error") or "").strip():
+        return error
+    if (row.get("request_failed") or "").strip().lower() in _TRUE:
+        return "request_failed"
+    return None
 
 
 def prepare_from_archive(csv_path: Path) -> dict[str, Any]:
     """Normalised rescoring input from archived paper answers (ensemble_response_scores.csv): only items gold YES
-    and predicted YES exist there, so QGold stays null (full_gold false)."""
+    and predicted YES exist there, so QGold stays null (full_gold false). A row whose generation failed (no
+    candidate cell, a non-empty `error` column, or a true `request_failed` column) keeps its `error`: it is
+    never judged and makes its model's result incomplete, never an empty answer worth 0."""
     try:
         with Path(csv_path).open(encoding="utf-8", newline="") as handle:
             rows = list(csv.DictReader(handle))
     except OSError as err:
         raise SocialOmniError(f"{csv_path}: cannot read ({err.strerror})") from None
-    needed = {"model", "item_id", "context", "target_question", "reference", "candidate"}
-    if not rows or not needed <= set(rows[0]):
+    needed = ("model", "item_id", "context", "target_question", "reference", "candidate")
+    if not rows or not set(needed) <= set(rows[0]):
         raise SocialOmniError(f"{csv_path}: expected columns {', '.join(sorted(needed))}")
     seen: set[tuple[str, str]] = set()
+    records = []
     for number, row in enumerate(rows, start=2):
         pair = (row["model"], row["item_id"])
         if pair in seen:
             raise SocialOmniError(f"{csv_path}:{number}: duplicate item {row['item_id']} for model {row['model']}")
         seen.add(pair)
+        if absent := [k for k in needed[:5] if row.get(k) is None]:
+            raise SocialOmniError(f"{csv_path}:{number}: no {', '.join(absent)} cell (a truncated row)")
+        record = {k: row[k] for k in needed}
+        if (failure := _archive_failure(row)) is not None:
+            record["error"] = failure
+        records.append(record)
     models = sorted({r["model"] for r in rows})
     return {
         "schema_version": 1,
         "source": str(csv_path),
         "source_sha256": file_sha256(Path(csv_path)),
         "models": [{"model": m, "source": "paper-archive", "full_gold": False} for m in models],
-        "records": [{k: r[k] for k in needed} for r in rows],
+        "records": records,
     }
 
 
 def record_key(model: str, item_id: str) -> str:
     return sha256_json([model, item_id])[:16]
+
+
+def _expected_responses(model: dict[str, Any], mine: list[dict[str, Any]], n_gold: int) -> tuple[list[str] | None, int]:
+    """(the record keys a model must have, or None; its denominator). A model's ``expected_response_ids`` name
+    them (a hosted run: every declared How item, ``n_gold`` of them unless it declares a ``limit``); without
+    them a full_gold model expects ``n_gold`` items and an archive the answers it holds."""
+    ids = model.get("expected_response_ids")
+    if ids is None:
+        return None, n_gold
+    if not isinstance(ids, list) or len(set(ids)) != len(ids):
+        raise SocialOmniError(f"model {model['model']}: expected_response_ids must be a list of distinct ids")
+    expected = [record_key(model["model"], i) for i in ids]
+    if extra := sorted({r["item_id"] for r in mine if r["key"] not in set(expected)}):
+        raise SocialOmniError(f"model {model['model']}: answers for items not expected: {', '.join(extra[:8])}")
+    if not model.get("full_gold"):
+        return expected, n_gold
+    limit = model.get("limit")
+    if (len(ids) != n_gold) if limit is None else not 0 < len(ids) <= min(limit, n_gold):
+        bound = f"{n_gold}" if limit is None else f"1 to {min(limit, n_gold)} (limit {limit})"
+        raise SocialOmniError(f"model {model['model']}: {len(ids)} expected How items; expected {bound}")
+    return expected, len(ids)
 
 
 def rescore(
@@ -490,14 +671,18 @@ def rescore(
     models = []
     for model in data["models"]:
         mine = [r for r in rows if r["model"] == model["model"]]
-        if model.get("full_gold"):
-            yes = {record_key(model["model"], w["item_id"]): w["prediction"] == "YES" for w in model.get("when", [])}
+        full_gold = bool(model.get("full_gold"))
+        expected, model_gold = _expected_responses(model, mine, n_gold)
+        if full_gold:  # only items with a When decision: a failed or absent When record is never a "NO"
+            yes = {
+                record_key(model["model"], w["item_id"]): w["prediction"] == "YES"
+                for w in model.get("when", [])
+                if not w.get("request_failed")
+            }
         else:  # archives hold only answers to items the model predicted YES
             yes = {r["key"]: True for r in mine}
-        metrics = quality_metrics(mine, scores, names, yes, n_gold=n_gold, full_gold=bool(model.get("full_gold")))
-        models.append(
-            {"model": model["model"], "full_gold": bool(model.get("full_gold")), "metrics": metrics.model_dump()}
-        )
+        metrics = quality_metrics(mine, scores, names, yes, n_gold=model_gold, full_gold=full_gold, expected=expected)
+        models.append({"model": model["model"], "full_gold": full_gold, "metrics": metrics.model_dump()})
     complete = all(m["metrics"]["complete"] for m in models)
     result = {
         "schema_version": 1,
@@ -514,6 +699,7 @@ def rescore(
                 "model": r["model"],
                 "item_id": r["item_id"],
                 "candidate": r["candidate"],
+                **({"error": r["error"]} if r.get("error") else {}),
                 "judge_scores": scores.get(r["key"], {}),
             }
             for r in rows
@@ -526,40 +712,104 @@ def rescore(
 # ------------------------------------------------------------------------------------------------- export
 
 
+def completeness(
+    run: Path,
+    manifest: dict[str, Any] | None = None,
+    records: dict[str, dict[str, dict[str, Any]]] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """task -> {n, n_missing, missing, request_failures} for each requested task: ``n`` is the declared item count
+    (the release's, or the declared limit), ``missing`` the declared items with no record, sorted."""
+    manifest = read_manifest(run) if manifest is None else manifest
+    expected = expected_items(run, manifest)
+    records = candidate_records(run) if records is None else records
+    result = {}
+    for task in TASK_ORDER:
+        if task not in manifest["tasks"]:
+            continue
+        rows = records.get(task) or {}
+        missing = [k for k in expected[task] if k not in rows]
+        result[task] = {
+            "n": len(expected[task]),
+            "n_missing": len(missing),
+            "missing": missing,
+            "request_failures": sum(1 for r in rows.values() if r["request_failed"]),
+        }
+    return result
+
+
 def export(run: Path, judging: Path | None, *, allow_incomplete: bool = False) -> dict[str, Any]:
     """Per-item predictions and scores with the status; refuses an incomplete evaluation unless allowed, and judge
-    scores made for another candidate run. No endpoint, key or key variable is written."""
-    manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    scores made for another candidate run. No endpoint, key or key variable is written.
+
+    ``status`` is ``complete`` only when every declared item of every requested task (the release counts, or the
+    declared limit) has an answer and, with the how task, every non-empty How answer a full panel;
+    ``scored_with_request_failures`` when all that holds but some Who requests failed; ``incomplete`` otherwise.
+    How quality is computed here from the judge scores and the run's records (never taken from a stored summary),
+    over the declared How items.
+    """
+    manifest = read_manifest(run)
+    expected = expected_items(run, manifest)
+    tasks = [t for t in TASK_ORDER if t in manifest["tasks"]]
     records = candidate_records(run)
-    summary = summarize(run)
-    judge_summary, scores, judge_names, panel = None, {}, [], None
+    summary = summarize(run, records)
+    scores: dict[str, dict[str, Any]] = {}
+    judge_names: list[str] = []
+    panel = None
     if judging is not None and (judging / "manifest.json").is_file():
         judge_manifest = json.loads((judging / "manifest.json").read_text(encoding="utf-8"))
         if judge_manifest.get("candidate_manifest_sha256") != sha256_json(manifest):
             raise RunError(f"{judging}: these judge scores were made for another candidate run; refusing to mix them")
-        scores = json.loads((judging / "scores.json").read_text(encoding="utf-8"))
-        judge_summary = json.loads((judging / "summary.json").read_text(encoding="utf-8"))
-        judge_names, panel = judge_summary["judges"], judge_summary["panel"]
-    how_failed = any(r["request_failed"] for r in (records.get("how") or {}).values())
-    when_failed = any(r["request_failed"] for r in (records.get("when") or {}).values())
-    quality_complete = bool(judge_summary and judge_summary["metrics"]["complete"])
-    missing_tasks = [t for t in manifest["tasks"] if not records.get(t)]
-    if missing_tasks or how_failed or when_failed or not quality_complete:
+        if (judging / "scores.json").is_file():
+            scores = json.loads((judging / "scores.json").read_text(encoding="utf-8"))
+        judge_names, panel = [j["name"] for j in judge_manifest["judges"]], judge_manifest["panel"]
+    state = completeness(run, manifest, records)
+    quality = None
+    if "how" in tasks and expected["how"]:
+        how = records.get("how") or {}
+        rows = [
+            {"key": k, "candidate": r["text"], **({"error": r["error"]} if r["request_failed"] else {})}
+            for k, r in how.items()
+        ]
+        quality = quality_metrics(
+            rows,
+            scores,
+            judge_names,
+            _when_decisions(records.get("when") or {}),
+            n_gold=len(expected["how"]),
+            full_gold=True,
+            expected=expected["how"],
+        )
+        state["how"]["n_unjudged"] = quality.n_unjudged
+        state["how"]["n_when_missing"] = quality.n_when_missing
+    reasons = []
+    for task in tasks:
+        c = state[task]
+        if c["n_missing"]:
+            reasons.append(f"{task}: {c['n_missing']} of {c['n']} items missing (no record)")
+        if task != "who" and c["request_failures"]:
+            reasons.append(f"{task}: {c['request_failures']} request failures")
+    if quality is not None and not quality.complete:
+        if quality.n_unjudged:
+            how_to = "run `socialomni judge`" if panel else "no judge scores: run `socialomni judge`"
+            reasons.append(f"how: {quality.n_unjudged} answers without a full judge panel ({how_to})")
+        if quality.n_when_missing and "when" not in tasks:
+            reasons.append(f"how: {quality.n_when_missing} items without a When decision (the run has no when task)")
+        if not reasons:
+            reasons.append("how: quality incomplete")
+    if reasons:
         status = "incomplete"
-    elif any(r["request_failed"] for r in (records.get("who") or {}).values()):
+    elif state.get("who", {}).get("request_failures"):
         status = "scored_with_request_failures"
     else:
         status = "complete"
     if status == "incomplete" and not allow_incomplete:
-        reasons = [f"no {t} records" for t in missing_tasks]
-        reasons += ["How generation failures"] * how_failed + ["When request failures"] * when_failed
-        reasons += [] if quality_complete else ["the judge panel is not complete (run `socialomni judge`)"]
         raise RunError(
-            f"{run}: evaluation incomplete ({'; '.join(reasons)}); pass --allow-incomplete to export progress"
+            f"{run}: evaluation incomplete ({'; '.join(reasons)}); resume `socialomni evaluate` for missing or "
+            "failed items, or pass --allow-incomplete to export progress"
         )
     metrics = {"who": summary.get("who"), "when": summary.get("when")}
-    quality = (judge_summary or {}).get("metrics") or {}
-    metrics.update({k: quality.get(k) for k in ("qgold", "qens", "cov_plus", "qens_joint")})
+    quality_dump = quality.model_dump() if quality is not None else {}
+    metrics.update({k: quality_dump.get(k) for k in ("qgold", "qens", "cov_plus", "qens_joint")})
     items = []
     for task in TASK_ORDER:
         for item_id, r in sorted((records.get(task) or {}).items()):
@@ -577,12 +827,15 @@ def export(run: Path, judging: Path | None, *, allow_incomplete: bool = False) -
     return {
         "schema": "omnivchat-socialomni-export-v1",
         "status": status,
+        "incomplete_reasons": reasons,
         "model": manifest["model"],
         "protocol": manifest["protocol"],
         "judge_panel": panel,
         "judges": judge_names,
         "judge_substitution": None,  # panels are strict: a judge is never replaced
         "metrics": metrics,
+        "completeness": state,
+        "quality": quality_dump or None,
         "manifest_sha256": sha256_json(manifest),
         "items": items,
     }
