@@ -121,7 +121,8 @@ def eval_command(
     """Run a model on a bench into a resumable, auditable run directory.
 
     Running the same command again resumes: completed replies are reused, failed items retried, and every earlier
-    attempt kept. A run directory made with other inputs (bench, clips, prompt, model settings, code) is refused.
+    attempt kept. A run directory made with other inputs (bench, clips, prompt, model settings) is refused; one
+    made by another omnivchat version resumes, with a warning (request hashes cover what is sent).
     """
     from omnivchat.bench import BenchError, load_bench
     from omnivchat.prompts import load_prompt
@@ -160,6 +161,8 @@ def eval_command(
         ValueError,
     ) as err:
         raise _fail(str(err)) from None
+    for note in summary.notes:
+        err_console.print(f"[yellow]warning:[/] {note}", highlight=False)
     verb = "resumed" if summary.resumed else "ran"
     console.print(
         f"{verb} {summary.total} items in {summary.elapsed_s:.1f} s: {summary.done} done "

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from typer.testing import CliRunner
 
+import omnivchat
+from omnivchat.cli import app
 from omnivchat.routes import Secret, get_route
 from omnivchat.runs import ManifestMismatch, RetryPolicy, RunStore, export_run, run_eval, run_status
 from omnivchat.testing import Behaviour, LoopbackServer
@@ -105,6 +108,34 @@ def test_changed_prompt_or_clip_is_refused(small_bench, server, tmp_path):
     clip.write_bytes(clip.read_bytes() + b"\0")
     with pytest.raises(ManifestMismatch, match=r"bench\.clips\.media/s3/turn1\.mp4"):
         run(small_bench, server, out)
+
+
+def test_a_run_made_by_another_version_resumes_with_a_warning(small_bench, server, tmp_path):
+    """Any code change (even to the renderer) used to make every earlier run refuse to resume; request hashes
+    already cover what is sent, so only inputs, prompts and settings are the run's identity."""
+    out = tmp_path / "run"
+    first = run(small_bench, server, out)
+    assert first.done == 4 and not first.notes
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["package"] = {"version": "0.0.9", "source_sha256": "0" * 64}  # as an older omnivchat wrote it
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    again = run(small_bench, server, out)
+    assert again.resumed and (again.reused, server.count) == (4, 4)  # nothing sent again
+    assert len(again.notes) == 1 and "version 0.0.9, now" in again.notes[0]
+    log = [json.loads(line) for line in (out / "invocations.jsonl").read_text().splitlines()]
+    assert [entry["package"]["version"] for entry in log] == [omnivchat.__version__] * 2
+
+
+def test_eval_cli_warns_when_resuming_a_run_of_another_version(small_bench, tmp_path):
+    out = tmp_path / "run"
+    args = ["eval", "--bench", str(small_bench.root), "--model", "sim:healthy", "-o", str(out), "--no-progress"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["package"]["source_sha256"] = "f" * 64
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "made by other omnivchat code" in result.output and "4 done (4 reused)" in result.output
 
 
 def test_limit_can_grow_on_resume(small_bench, server, tmp_path):

@@ -1,7 +1,10 @@
 """Run manifests: the identity of a run (bench, clips, prompts, model, route settings, condition, code).
 
 Resuming needs the very same identity; anything else stops with a list of what changed. Settings that change
-no result (concurrency, --limit) are not part of it: they are logged per invocation instead.
+no result (concurrency, --limit) are not part of it: they are logged per invocation instead. Nor is the code
+that made the run: request hashes already cover what is sent (a code change that changes a request makes a new
+request, sent anew), so a new omnivchat version resumes an old run, with a warning and the version of every
+invocation on record.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import hashlib
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import omnivchat
 from omnivchat._canonical import sha256_file, sha256_json, sha256_text
@@ -19,8 +22,10 @@ from omnivchat.routes import Route
 
 PROTOCOL = "omnivchat-run-v1"
 MANIFEST_FILE = "manifest.json"
-# The code that decides what is sent and how it is stored; a change to it needs a new run directory.
+# The code that decides what is sent and how it is stored: recorded with the run, for audit, not its identity.
 _HASHED_PACKAGES = ("bench", "media", "routes", "runs", "prompts")
+# Manifest fields that record which code made a run; a change in them warns instead of refusing.
+CODE_FIELDS = ("package", "harness_sha256")
 
 
 class ManifestMismatch(RuntimeError):
@@ -111,12 +116,21 @@ def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return lines
 
 
-def write_or_check_manifest(run_dir: Path, manifest: dict[str, Any]) -> bool:
-    """Write the manifest of a new run, or check it equals the stored one. Returns True when resuming."""
+class ManifestCheck(NamedTuple):
+    """``resumed``: the run directory already held this run. ``code_changed``: a note when it was made by other
+    code (another version or source of omnivchat), None otherwise."""
+
+    resumed: bool
+    code_changed: str | None = None
+
+
+def write_or_check_manifest(run_dir: Path, manifest: dict[str, Any]) -> ManifestCheck:
+    """Write the manifest of a new run, or check it equals the stored one but for the code fields."""
     path = run_dir / MANIFEST_FILE
     if path.is_file():
         stored = json.loads(path.read_text(encoding="utf-8"))
-        changed = differences(stored, manifest)
+        identity = {k: v for k, v in manifest.items() if k not in CODE_FIELDS}
+        changed = differences({k: v for k, v in stored.items() if k not in CODE_FIELDS}, identity)
         if changed:
             listing = "\n".join(f"  - {line}" for line in changed[:12])
             more = f"\n  ... and {len(changed) - 12} more" if len(changed) > 12 else ""
@@ -124,9 +138,19 @@ def write_or_check_manifest(run_dir: Path, manifest: dict[str, Any]) -> bool:
                 f"{run_dir} holds a different run; what changed:\n{listing}{more}\n"
                 "Use a new output directory for a run with these inputs."
             )
-        return True
+        code = differences({k: stored.get(k) for k in CODE_FIELDS}, {k: manifest.get(k) for k in CODE_FIELDS})
+        note = None
+        if code:
+            was = (stored.get("package") or {}).get("version", "?")
+            now = (manifest.get("package") or {}).get("version", "?")
+            note = (
+                f"{run_dir} was made by other omnivchat code (version {was}, now {now}; "
+                f"{', '.join(line.split(':')[0] for line in code)} changed): resuming, since the inputs, prompts "
+                "and settings are the same; any request the new code builds differently is sent anew"
+            )
+        return ManifestCheck(True, note)
     run_dir.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)
-    return False
+    return ManifestCheck(False)

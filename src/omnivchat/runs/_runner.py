@@ -38,6 +38,7 @@ class RunSummary:
     resumed: bool = False
     failures: dict[str, int] = field(default_factory=dict)
     first_errors: dict[str, str] = field(default_factory=dict)  # failure kind -> its first message, to show
+    notes: list[str] = field(default_factory=list)  # warnings for the user (the run was made by other code)
     elapsed_s: float = 0.0
 
     @property
@@ -233,11 +234,19 @@ async def run_eval_async(
         condition=condition,
         extra=manifest_extra,
     )
-    resumed = write_or_check_manifest(run_dir, manifest)
+    check = write_or_check_manifest(run_dir, manifest)
     with (run_dir / "invocations.jsonl").open("a", encoding="utf-8") as log:
-        entry = {"time": time.time(), "bench": str(bench.root.resolve()), "limit": limit, "concurrency": concurrency}
+        entry = {
+            "time": time.time(),
+            "bench": str(bench.root.resolve()),
+            "limit": limit,
+            "concurrency": concurrency,
+            "package": manifest["package"],  # the code of this invocation: a resumed run may span versions
+        }
         log.write(json.dumps(entry) + "\n")
-    summary = RunSummary(run_dir=run_dir, total=len(instances), resumed=resumed)
+    summary = RunSummary(run_dir=run_dir, total=len(instances), resumed=check.resumed)
+    if check.code_changed:
+        summary.notes.append(check.code_changed)
     started = time.perf_counter()
     store = RunStore(run_dir / STORE_FILE)
     try:
