@@ -19,6 +19,14 @@ KNOWN_ALIASES: dict[str, list[str]] = {
 }
 
 
+# Names of the bench's languages for the style judge; another code is given as it is written.
+LANGUAGE_NAMES = {"en": "English", "zh": "Chinese"}
+
+
+def language_name(code: str) -> str:
+    return LANGUAGE_NAMES.get(code.split("-")[0].lower(), code)
+
+
 def aliases_for(model_id: str, extra: list[str] | None = None) -> list[str]:
     found = next((names for prefix, names in KNOWN_ALIASES.items() if model_id.lower().startswith(prefix)), [])
     return [*found, *(extra or [])]
@@ -57,11 +65,12 @@ def rubric_request(
 
 
 def style_request(instance: Instance, reply: str, *, prompts: JudgePrompts, spec: JudgeSpec) -> ChatRequest:
-    """One style checklist request for a reply (Section 4.2: s = 1 only when all seven requirements hold)."""
+    """One style checklist request for a reply (Section 4.2: s = 1 only when all seven requirements hold), with
+    the user's language, which requirement 7 is about."""
     return ChatRequest(
         item_id=instance.id,
         system_prompt=prompts.style_system,
-        text=prompts.style_user.format(reply=reply),
+        text=prompts.style_user.format(reply=reply, language=language_name(instance.language)),
         sampling=_sampling(spec),
         require_text=True,
         response_format=spec.response_format,
