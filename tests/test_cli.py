@@ -1,6 +1,8 @@
 """The validate and score commands, end to end through the CLI."""
 
 import json
+import shutil
+from pathlib import Path
 
 from bench_factory import instance, write_bench
 from typer.testing import CliRunner
@@ -8,6 +10,7 @@ from typer.testing import CliRunner
 from omnivchat.cli import app
 
 runner = CliRunner()
+REAL_CLIP = Path(__file__).parent.parent / "examples" / "bench" / "media" / "ex-svmr-en" / "turn1.mp4"
 
 
 def _bench(tmp_path):
@@ -17,7 +20,11 @@ def _bench(tmp_path):
         instance("c3", "MDCC", turns=2),
         instance("h4", "ICC", source="human"),
     ]
-    return write_bench(tmp_path / "bench", rows)
+    root = write_bench(tmp_path / "bench", rows)
+    # validate probes every clip: the factory's placeholder bytes become a real clip (H.264 + AAC)
+    for placeholder in (root / "media").rglob("*.mp4"):
+        shutil.copyfile(REAL_CLIP, placeholder)
+    return root
 
 
 def _hits(tmp_path, rows):

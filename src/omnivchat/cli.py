@@ -40,21 +40,37 @@ def _counts_table(title: str, counts: Counter[str] | dict[str, int]) -> Table:
 def validate(
     bench_dir: Annotated[Path, typer.Argument(help="Bench directory (bench.yaml, instances.jsonl, media/).")],
 ) -> None:
-    """Validate a bench directory and print its counts by category, subcategory, language and turns.
+    """Validate a bench directory and its clips, and print its counts by category, subcategory, language and turns.
 
-    Every problem is listed with its file, line and field; the exit status is 2 if there is any.
+    Every clip is probed (in parallel; results cached by content hash, so an unchanged bench is not probed
+    again): an empty, truncated or unreadable clip, one with no video stream, or one without an audio track in
+    an instance that requires audio is a problem. Every problem is listed with its file, line and field; the
+    exit status is 2 if there is any. A silent audio track is only a warning.
     """
-    from omnivchat.bench import CATEGORIES, SUBCATEGORIES, BenchError, load_bench
+    from rich.progress import Progress
 
-    try:
-        bench = load_bench(bench_dir)
-    except BenchError as err:
-        raise _fail(str(err)) from None
+    from omnivchat.bench import CATEGORIES, SUBCATEGORIES, Bench, BenchError, load_bench
+    from omnivchat.media import ClipChecker
+
+    bench: Bench | None = None
+    error: BenchError | None = None
+    with Progress(console=err_console, transient=True, disable=not err_console.is_terminal) as progress:
+        task = progress.add_task("probing clips", total=None)
+        checker = ClipChecker(progress=lambda done, total: progress.update(task, completed=done, total=total))
+        try:
+            bench = load_bench(bench_dir, check_media=checker)
+        except BenchError as err:
+            error = err
+    for warning in checker.warnings:
+        err_console.print(f"[bold yellow]warning:[/] {warning}", highlight=False)
+    if bench is None:
+        raise _fail(str(error))
     instances = bench.instances
     by_sub = Counter(i.subcategory for i in instances)
     by_cat = Counter(SUBCATEGORIES[i.subcategory].category for i in instances)
     console.print(
-        f"[bold green]ok[/] {bench.root}: {bench.info.name} v{bench.info.version}, {len(instances)} instances"
+        f"[bold green]ok[/] {bench.root}: {bench.info.name} v{bench.info.version}, {len(instances)} instances, "
+        f"{checker.clips} clips ({checker.probed} probed, {checker.cached} from the cache)"
     )
     console.print(_counts_table("By category", {c: by_cat[c] for c in CATEGORIES if c in by_cat}))
     console.print(

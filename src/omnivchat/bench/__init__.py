@@ -7,6 +7,7 @@ from omnivchat.bench._io import (
     Bench,
     BenchError,
     BenchInfo,
+    MediaCheck,
     load_bench,
     save_bench,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "HitsError",
     "HitsRecord",
     "Instance",
+    "MediaCheck",
     "Subcategory",
     "Turn",
     "load_bench",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,10 +53,22 @@ class Bench:
     root: Path
     info: BenchInfo
     instances: list[Instance] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
+    """Line of each instance id in instances.jsonl, as loaded (empty for a bench built in memory)."""
 
     def media_path(self, turn: Turn) -> Path:
         """Absolute path of a turn's clip."""
         return self.root / turn.video
+
+    def where(self, instance: Instance) -> str:
+        """``instances.jsonl:<line>`` of an instance, the prefix of every problem about it.
+
+        Without a recorded line (a bench built in memory) the line is the one :func:`save_bench` would write.
+        """
+        line = self.lines.get(instance.id)
+        if line is None:
+            line = next((n for n, i in enumerate(self.instances, start=1) if i.id == instance.id), 0)
+        return f"{INSTANCES_FILE}:{line}"
 
     def get(self, instance_id: str) -> Instance:
         for instance in self.instances:
@@ -109,13 +122,13 @@ def _load_info(root: Path, problems: list[str]) -> BenchInfo | None:
         return None
 
 
-def _load_instances(root: Path, problems: list[str]) -> list[Instance]:
+def _load_instances(root: Path, problems: list[str], first_line: dict[str, int], clips_ok: set[str]) -> list[Instance]:
+    """The instances that parse; fills ``first_line`` (id -> line) and ``clips_ok`` (ids whose clips all exist)."""
     path = root / INSTANCES_FILE
     if not path.is_file():
         problems.append(f"{INSTANCES_FILE}: missing")
         return []
     instances: list[Instance] = []
-    first_line: dict[str, int] = {}
     resolved_root = root.resolve()
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
@@ -139,28 +152,46 @@ def _load_instances(root: Path, problems: list[str]) -> list[Instance]:
                 problems.append(f"{where}: id: duplicate id {instance.id!r} (first on line {first_line[instance.id]})")
                 continue
             first_line[instance.id] = number
+            clips_present = True
             for index, turn in enumerate(instance.turns):
                 clip = root / turn.video
                 if not clip.resolve().is_relative_to(resolved_root):
                     problems.append(
                         f"{where}: turns[{index}].video: media path {turn.video!r} escapes the bench directory"
                     )
+                    clips_present = False
                 elif not clip.is_file():
                     problems.append(f"{where}: turns[{index}].video: missing media file {turn.video!r}")
+                    clips_present = False
+            if clips_present:
+                clips_ok.add(instance.id)
             instances.append(instance)
     if not instances and not problems:
         problems.append(f"{INSTANCES_FILE}: no instances")
     return instances
 
 
-def load_bench(path: str | Path) -> Bench:
-    """Load and validate a bench directory completely, or raise BenchError listing every problem found."""
+MediaCheck = Callable[[Bench], list[str]]
+"""Checks the clips of a bench and returns its problems, each ``instances.jsonl:<line>: <field>: <message>``."""
+
+
+def load_bench(path: str | Path, *, check_media: MediaCheck | None = None) -> Bench:
+    """Load and validate a bench directory completely, or raise BenchError listing every problem found.
+
+    ``check_media`` also checks the clips: bench sits below media and never decodes a clip itself, so the caller
+    passes the media package's ``ClipChecker()`` (omnivchat.media._clips), which probes every clip. It is called
+    even when other problems were found, with the instances that parsed and whose clips all exist (``info`` is a
+    stand-in if bench.yaml is broken), so one run lists the problems of the files and of the clips together,
+    in line order.
+    """
     root = Path(path)
     if not root.is_dir():
         raise BenchError(root, ["not a directory"])
     problems: list[str] = []
     info = _load_info(root, problems)
-    instances = _load_instances(root, problems)
+    lines: dict[str, int] = {}
+    clips_ok: set[str] = set()
+    instances = _load_instances(root, problems, lines, clips_ok)
     if info is not None and not problems:
         languages, subcategories = summarize(instances)
         if info.languages is not None and info.languages != languages:
@@ -171,9 +202,25 @@ def load_bench(path: str | Path) -> Bench:
                 problems.append(
                     f"{BENCH_FILE}: subcategories {info.subcategories} do not match instances.jsonl {subcategories}"
                 )
+    if check_media is not None:
+        checkable = [i for i in instances if i.id in clips_ok]
+        stand_in = info if info is not None else BenchInfo(name=root.name or "bench")
+        problems.extend(check_media(Bench(root=root, info=stand_in, instances=checkable, lines=lines)))
+        problems.sort(key=_problem_line)  # stable: bench.yaml first, then by line of instances.jsonl
     if problems or info is None:
         raise BenchError(root, problems)
-    return Bench(root=root, info=info, instances=instances)
+    return Bench(root=root, info=info, instances=instances, lines=lines)
+
+
+def _problem_line(problem: str) -> tuple[int, int]:
+    """Sort key of a problem: bench.yaml's first, then instances.jsonl's by line, then the rest."""
+    if problem.startswith(BENCH_FILE):
+        return (0, 0)
+    head, _, rest = problem.partition(":")
+    if head == INSTANCES_FILE:
+        number = rest.split(":", 1)[0]
+        return (1, int(number)) if number.isdigit() else (1, 0)
+    return (2, 0)
 
 
 def _known(code: str) -> bool:

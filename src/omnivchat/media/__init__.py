@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 _LAZY: dict[str, str] = {
     "cache_dir": "_cache",
+    "ClipChecker": "_clips",
     "content_hash": "_cache",
     "mime_type": "_dataurl",
     "to_data_url": "_dataurl",
@@ -67,7 +68,9 @@ _LAZY: dict[str, str] = {
     "batch": "_paths",
     "resolve_media_path": "_paths",
     "MediaInfo": "_probe",
+    "ProbeResult": "_probe",
     "StreamInfo": "_probe",
+    "cached_probe": "_probe",
     "probe": "_probe",
     "RenderedClip": "_render",
     "load_timeline": "_render",
@@ -80,16 +83,19 @@ _LAZY: dict[str, str] = {
 
 __all__ = [
     "BatchItem",
+    "ClipChecker",
     "FrameSample",
     "MediaError",
     "MediaInfo",
     "MediaLimits",
+    "ProbeResult",
     "RenderedClip",
     "SceneSpec",
     "StreamInfo",
     "batch",
     "blank_video",
     "cache_dir",
+    "cached_probe",
     "content_hash",
     "export_audio",
     "extract_audio",

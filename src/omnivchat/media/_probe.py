@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from omnivchat.media._cache import atomic_build, cache_key, cached_path, content_hash
+from omnivchat.media._cache import cache_dir as resolve_cache_dir
 from omnivchat.media._ffmpeg import MediaError
 
 # Below this the audio counts as silent; also the floor reported for digital silence (JSON has no -inf).
@@ -78,7 +82,7 @@ def _check_readable(path: Path) -> None:
     if not path.is_file():
         raise MediaError(f"{path}: not a regular file")
     if path.stat().st_size == 0:
-        raise MediaError(f"{path}: empty file")
+        raise MediaError(f"{path}: empty file (0 bytes)")
 
 
 def open_container(path: Path):
@@ -239,3 +243,89 @@ def _check_packets(container, path: Path) -> None:  # type: ignore[no-untyped-de
     for index, want in expected.items():
         if seen[index] < want:
             raise MediaError(f"{path}: truncated or corrupt: stream {index} has {seen[index]} of {want} packets")
+
+
+# Bump when probe() changes what it reports, so cached probe results made by the old code are not reused.
+PROBE_RECIPE = "1"
+
+
+class ProbeResult(BaseModel):
+    """The outcome of :func:`cached_probe`: what the file holds, or why it cannot be read; never raises for it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str = Field(description="The file probed.")
+    sha256: str | None = Field(default=None, description="Content hash; None when the file could not be read.")
+    info: MediaInfo | None = Field(default=None, description="What probe() found; None when it failed.")
+    error: str | None = Field(default=None, description="Why the file is not a readable clip (without its path).")
+    cached: bool = Field(default=False, description="True when the result came from the cache, with no probing.")
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _reason(exc: MediaError, path: Path) -> str:
+    """A MediaError's message without the file's path (the cache entry serves every copy of the same bytes)."""
+    message = str(exc).removeprefix(f"{path}: ")
+    message = message.replace(f": '{path}'", "").replace(f": {path}", "")  # FFmpeg's errors end with the path
+    return re.sub(r"\[Errno -?\d+\] ", "", message)
+
+
+def _pyav_version() -> str:
+    av = _av()
+    libs = getattr(av, "library_versions", {})
+    return f"{av.__version__} {sorted(libs.items())}"
+
+
+def cached_probe(
+    path: str | os.PathLike[str],
+    *,
+    energy: bool = True,
+    verify: bool = True,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> ProbeResult:
+    """:func:`probe` once per file content: the result (or the reason the file is unreadable) is kept in the cache.
+
+    The entry lives under ``<cache>/probe/`` keyed by the sha256 of the file, the probe options, the PyAV and
+    FFmpeg library versions and :data:`PROBE_RECIPE`; a copy of the same bytes elsewhere, or the same file after
+    a touch, is not probed again. A file that cannot be read (missing, permissions) gives a result with ``error``
+    and is not cached. Probing releases the GIL (PyAV), so threads can probe several files at once.
+    """
+    p = Path(path)
+    try:
+        digest = content_hash(p)
+    except MediaError as exc:
+        return ProbeResult(path=str(p), error=_reason(exc, p))
+    params = {"energy": energy, "verify": verify, "pyav": _pyav_version(), "recipe": PROBE_RECIPE}
+    key = cache_key(digest, "probe", params)
+    target = cached_path(key, "probe", ".json", resolve_cache_dir(cache_dir))
+    entry = _read_entry(target)
+    if entry is not None:
+        info, error = entry
+        if info is not None:
+            info = info.model_copy(update={"path": str(p)})
+        return ProbeResult(path=str(p), sha256=digest, info=info, error=error, cached=True)
+    try:
+        info, error = probe(p, energy=energy, verify=verify), None
+    except MediaError as exc:
+        info, error = None, _reason(exc, p)
+    record = {"error": error} if info is None else {"info": info.model_dump(mode="json", exclude={"path"})}
+    atomic_build(target, lambda tmp: tmp.write_text(json.dumps(record), encoding="utf-8"), subject=p)
+    return ProbeResult(path=str(p), sha256=digest, info=info, error=error)
+
+
+def _read_entry(target: Path) -> tuple[MediaInfo | None, str | None] | None:
+    """A cached probe result, or None when there is none (or it is unreadable: it is then probed again)."""
+    try:
+        record = json.loads(target.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    if isinstance(record.get("error"), str):
+        return None, record["error"]
+    try:
+        return MediaInfo.model_validate({**record.get("info", {}), "path": ""}), None
+    except (ValidationError, TypeError):
+        return None

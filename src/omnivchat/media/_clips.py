@@ -1,0 +1,181 @@
+"""Checking the clips of a bench: every clip probed (in parallel, cached by content), each problem named.
+
+The bench package validates the files of a bench directory but never decodes media (it sits below media);
+:class:`ClipChecker` is the media half, plugged into ``load_bench(path, check_media=ClipChecker())`` so that
+one pass lists the problems of the files and of the clips together, each as
+``instances.jsonl:<line>: turns[<i>].video: <message>``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from omnivchat.bench import Bench, Instance
+from omnivchat.media._cache import content_hash
+from omnivchat.media._ffmpeg import MediaError
+from omnivchat.media._paths import resolve_media_path
+from omnivchat.media._probe import ProbeResult, cached_probe
+
+# Below this RMS level an audio track is reported as silent (a warning, never a problem: it may be intended).
+SILENT_DBFS = -60.0
+_BOTH = frozenset({"video", "audio"})
+
+
+def required_media(instance: Instance) -> frozenset[str]:
+    """What the instance's answer needs: its ``requires``, or both video and audio when unset (the model's rule)."""
+    return frozenset(instance.requires) if instance.requires is not None else _BOTH
+
+
+@dataclass(frozen=True)
+class _Use:
+    """One turn's reference to a clip."""
+
+    where: str  # instances.jsonl:<line>: turns[<i>].video
+    video: str  # the path as written in the instance
+    path: Path | None  # resolved inside the bench; None when it escapes
+    needs: frozenset[str]
+    requires_set: bool  # False when `requires` is unset (needs is then both, by default)
+
+
+class ClipChecker:
+    """Probes every clip of a bench and lists what makes a clip unusable for the instances that use it.
+
+    Call it on a bench (``problems = ClipChecker()(bench)``) or hand it to ``load_bench(..., check_media=...)``.
+    Each distinct clip file is probed once however many turns use it, files with identical bytes share one
+    probe, and results are cached by content hash (:func:`cached_probe`), so checking an unchanged bench again
+    probes nothing. Problems, in instance and turn order:
+
+    - a missing, empty (0 bytes) or unreadable clip (corrupt, truncated, random bytes: the probe error is given);
+    - a clip with no video stream, or one whose video cannot be decoded or has no size or frame rate;
+    - a clip without a decodable audio track in an instance that requires audio (``requires`` unset counts as
+      video and audio, as the Instance model defines it); every turn is checked, since earlier turns are heard
+      as history.
+
+    A silent audio track (below -60 dBFS) where audio is required is listed in ``warnings``, not as a problem.
+    After a call, ``clips``, ``probed`` and ``cached`` count the distinct files, the probes run and the results
+    taken from the cache.
+    """
+
+    def __init__(
+        self,
+        *,
+        workers: int | None = None,
+        cache_dir: str | os.PathLike[str] | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.workers = workers or min(16, (os.cpu_count() or 1) + 4)
+        self.cache_dir = cache_dir
+        self.progress = progress
+        self.warnings: list[str] = []
+        self.clips = 0
+        self.probed = 0
+        self.cached = 0
+
+    def __call__(self, bench: Bench) -> list[str]:
+        uses = self._uses(bench)
+        paths = list(dict.fromkeys(u.path for u in uses if u.path is not None))
+        results = self._probe_all(paths)
+        problems: list[str] = []
+        self.warnings = []
+        for use in uses:
+            if use.path is None:
+                problems.append(f"{use.where}: media path {use.video!r} escapes the bench directory")
+                continue
+            found, notes = _check(use, results[use.path])
+            problems.extend(f"{use.where}: {message}" for message in found)
+            self.warnings.extend(f"{use.where}: {message}" for message in notes)
+        return problems
+
+    def _uses(self, bench: Bench) -> list[_Use]:
+        uses = []
+        for instance in bench.instances:
+            line = bench.where(instance)
+            needs = required_media(instance)
+            for index, turn in enumerate(instance.turns):
+                try:
+                    path: Path | None = resolve_media_path(bench.root, turn.video)
+                except MediaError:
+                    path = None
+                uses.append(
+                    _Use(f"{line}: turns[{index}].video", turn.video, path, needs, instance.requires is not None)
+                )
+        return uses
+
+    def _probe_all(self, paths: list[Path]) -> dict[Path, ProbeResult]:
+        """One result per path; a file whose bytes equal an earlier one's takes that one's result, unprobed."""
+        self.clips, self.probed, self.cached = len(paths), 0, 0
+        results: dict[Path, ProbeResult] = {}
+        lock = threading.Lock()
+        done = 0
+
+        def tick() -> None:
+            nonlocal done
+            with lock:
+                done += 1
+                if self.progress is not None:
+                    self.progress(done, len(paths))
+
+        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="clip-probe") as pool:
+            hashes = dict(zip(paths, pool.map(_hash_or_none, paths), strict=True))
+            first: dict[str, Path] = {}
+            for path in paths:
+                digest = hashes[path]
+                if digest is not None:
+                    first.setdefault(digest, path)
+            leaders = [p for p in paths if hashes[p] is None or first[hashes[p]] == p]
+            futures = {pool.submit(cached_probe, p, cache_dir=self.cache_dir): p for p in leaders}
+            for future in as_completed(futures):
+                result = future.result()
+                results[futures[future]] = result
+                if result.sha256 is not None:  # a hashed file was probed now or taken from the cache
+                    if result.cached:
+                        self.cached += 1
+                    else:
+                        self.probed += 1
+                tick()
+        for path in paths:
+            if path not in results:  # same bytes as its leader
+                leader = results[first[hashes[path]]]  # type: ignore[index]
+                info = leader.info.model_copy(update={"path": str(path)}) if leader.info is not None else None
+                results[path] = leader.model_copy(update={"path": str(path), "info": info, "cached": True})
+                tick()
+        return results
+
+
+def _hash_or_none(path: Path) -> str | None:
+    try:
+        return content_hash(path)
+    except MediaError:
+        return None  # cached_probe reports why
+
+
+def _check(use: _Use, result: ProbeResult) -> tuple[list[str], list[str]]:
+    """(problems, warnings) for one use of a clip, without the location prefix."""
+    clip = f"clip {use.video!r}"
+    if result.error is not None:
+        return [f"unreadable {clip}: {result.error}"], []
+    info = result.info
+    assert info is not None
+    problems: list[str] = []
+    warnings: list[str] = []
+    if not info.has_video:
+        kinds = ", ".join(s.kind for s in info.streams) or "no streams"
+        problems.append(f"{clip} has no video stream (it holds: {kinds})")
+    elif info.video_codec in (None, "none"):
+        problems.append(f"{clip}: video stream cannot be decoded (no decoder for its codec)")
+    elif not info.width or not info.height or not info.fps:
+        problems.append(f"{clip}: video stream has no usable size or frame rate")
+    if "audio" in use.needs:
+        why = "the instance requires audio" if use.requires_set else "requires is unset, which means video and audio"
+        if not info.has_audio:
+            problems.append(f"{clip} has no audio track, but {why}")
+        elif info.audio_codec in (None, "none"):
+            problems.append(f"{clip}: audio track cannot be decoded (no decoder for its codec), but {why}")
+        elif info.audio_rms_dbfs is not None and info.audio_rms_dbfs < SILENT_DBFS:
+            warnings.append(f"{clip}: audio track is silent ({info.audio_rms_dbfs:.0f} dBFS)")
+    return problems, warnings
