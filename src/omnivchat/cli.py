@@ -10,9 +10,32 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
+
+from omnivchat.errors import Interrupted, OmnivchatError
+
+
+class _Commands(TyperGroup):
+    """The root command group: a user-facing error (OmnivchatError) ends any command as one line with status 2,
+    Ctrl-C as a line saying how to resume with status 130; any other exception is a bug and keeps its traceback."""
+
+    def invoke(self, ctx: typer.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except Interrupted as err:
+            err_console.print(f"[bold yellow]{err}[/]", highlight=False)
+            raise typer.Exit(code=130) from None
+        except KeyboardInterrupt:
+            err_console.print("[bold yellow]interrupted:[/] rerun the same command to resume", highlight=False)
+            raise typer.Exit(code=130) from None
+        except OmnivchatError as err:
+            raise _fail(str(err)) from None
+
 
 app = typer.Typer(
+    cls=_Commands,
     help="omnivchat: synthesize, run, grade and diagnose native audio-visual dialogue with omni models.",
     no_args_is_help=True,
     add_completion=False,
@@ -23,7 +46,7 @@ err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140, e
 
 
 def _fail(message: str) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False)
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
     return typer.Exit(code=2)
 
 

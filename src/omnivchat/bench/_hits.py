@@ -8,9 +8,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omnivchat.bench._io import Bench, _format_validation
+from omnivchat.errors import OmnivchatError
 
 
-class HitsError(ValueError):
+class HitsError(OmnivchatError, ValueError):
     """A hits file failed validation; `problems` lists every problem with its line."""
 
     def __init__(self, path: Path, problems: list[str]) -> None:

@@ -14,12 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from omnivchat.bench._model import Instance, Turn
 from omnivchat.bench._taxonomy import resolve_subcategory
+from omnivchat.errors import OmnivchatError
 
 BENCH_FILE = "bench.yaml"
 INSTANCES_FILE = "instances.jsonl"
 
 
-class BenchError(ValueError):
+class BenchError(OmnivchatError, ValueError):
     """A bench directory failed validation; `problems` lists every problem, each naming file, line and field."""
 
     def __init__(self, root: Path, problems: list[str]) -> None:

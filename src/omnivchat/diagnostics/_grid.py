@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from omnivchat.bench import CATEGORIES, SUBCATEGORIES, Bench
 from omnivchat.diagnostics.ablation import CONDITIONS, Diagnosis, diagnose
+from omnivchat.errors import OmnivchatError
 from omnivchat.judges import RULE_JUDGE, ItemScore, JudgesConfig, collect_scores, judge_run
 from omnivchat.routes import Route, Sampling, get_route
 from omnivchat.runs import RunError, run_eval
@@ -27,7 +28,7 @@ SELF_CHECK_MODELS = (*MUST_BE_CAUGHT, MUST_PASS)
 MIN_CATEGORY_ITEMS = 4  # fewer items than this in a category: no per-category diagnosis (intervals meaningless)
 
 
-class SelfCheckFailed(RuntimeError):
+class SelfCheckFailed(OmnivchatError, RuntimeError):
     """The grid could not tell a broken simulated model from a healthy one: its numbers cannot be trusted."""
 
 

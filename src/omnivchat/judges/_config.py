@@ -9,6 +9,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from omnivchat.errors import OmnivchatError
+
 RULE_JUDGE = "rule"  # the offline rule judge: always available, needs no file entry
 
 
@@ -79,7 +81,7 @@ class JudgesConfig(BaseModel):
         return self.panels[name]
 
 
-class JudgesFileError(ValueError):
+class JudgesFileError(OmnivchatError, ValueError):
     """The judges file cannot be read; the message names the file and the problem."""
 
 

@@ -10,8 +10,10 @@ import subprocess
 import threading
 from pathlib import Path
 
+from omnivchat.errors import OmnivchatError
 
-class MediaError(RuntimeError):
+
+class MediaError(OmnivchatError, RuntimeError):
     """A media operation failed; the message names the file concerned."""
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from omnivchat.errors import OmnivchatError
+
 SCORES_FILE = "scores.json"
 ABLATION_FILE = "ablation.json"
 AGREEMENT_FILE = "agreement.json"
@@ -20,7 +22,7 @@ SCORES_SCHEMA = "omnivchat-scores-v1"
 ABLATION_SCHEMA = "omnivchat-ablation-v1"
 
 
-class ReportError(ValueError):
+class ReportError(OmnivchatError, ValueError):
     """An input cannot be reported: the message names the directory or file and says what to do."""
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from omnivchat.errors import OmnivchatError
 
-class CredentialError(ValueError):
+
+class CredentialError(OmnivchatError, ValueError):
     """A key could not be found; the message names the variable or file and field, never a value."""
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from omnivchat.errors import OmnivchatError
 from omnivchat.media import MediaLimits
 
 DASHSCOPE = "https://dashscope.aliyuncs.com/compatible-mode/v1"
@@ -99,7 +100,7 @@ DEFAULTS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-class SettingsError(ValueError):
+class SettingsError(OmnivchatError, ValueError):
     """A user defaults file or override is invalid; the message names the file or option."""
 
 

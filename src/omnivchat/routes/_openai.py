@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from omnivchat._canonical import sha256_json
+from omnivchat.errors import OmnivchatError
 from omnivchat.routes._base import Prepared
 from omnivchat.routes._credentials import Secret, redact
 from omnivchat.routes._defaults import RouteSettings
@@ -19,7 +20,7 @@ from omnivchat.routes._sse import SSEParser
 from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError
 
 
-class ConfigError(ValueError):
+class ConfigError(OmnivchatError, ValueError):
     """The route is misconfigured (a URL with credentials, no base URL...)."""
 
 

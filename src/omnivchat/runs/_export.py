@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from omnivchat.errors import OmnivchatError
 from omnivchat.runs._manifest import MANIFEST_FILE
 from omnivchat.runs._runner import CANDIDATE, STORE_FILE
 from omnivchat.runs._store import RunStore
@@ -13,7 +14,7 @@ from omnivchat.runs._store import RunStore
 EXPORT_SCHEMA = "omnivchat-export-v1"
 
 
-class RunError(RuntimeError):
+class RunError(OmnivchatError, RuntimeError):
     """A run directory cannot be read or exported as asked."""
 
 

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import omnivchat
 from omnivchat._canonical import sha256_file, sha256_json, sha256_text
 from omnivchat.bench import Bench, Instance
+from omnivchat.errors import OmnivchatError
 from omnivchat.routes import Route
 
 PROTOCOL = "omnivchat-run-v1"
@@ -28,7 +29,7 @@ _HASHED_PACKAGES = ("bench", "media", "routes", "runs", "prompts")
 CODE_FIELDS = ("package", "harness_sha256")
 
 
-class ManifestMismatch(RuntimeError):
+class ManifestMismatch(OmnivchatError, RuntimeError):
     """The run directory belongs to a different run; the message lists what changed."""
 
 

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from omnivchat.bench import Bench, Instance, Turn
+from omnivchat.errors import Interrupted
 from omnivchat.media import MediaError
 from omnivchat.routes import ChatRequest, ChatResponse, HistoryTurn, Prepared, Route, RouteError, Sampling, SimOracle
 from omnivchat.runs._limiter import AdaptiveLimiter, backoff_delay
@@ -195,7 +196,14 @@ class Runner:
                 finished = summary.done + summary.failed
                 bar.update(task, completed=finished, rate=finished / elapsed, failed=summary.failed)
 
-            await asyncio.gather(*(one(r, m) for r, m in work))
+            try:
+                await asyncio.gather(*(one(r, m) for r, m in work))
+            except asyncio.CancelledError:  # Ctrl-C: every finished item is already in the store
+                raise Interrupted(
+                    f"interrupted: {summary.done} done, {summary.failed} failed, "
+                    f"{summary.total - summary.done - summary.failed} not finished of {summary.total} ({label}); "
+                    "rerun the same command to resume"
+                ) from None
 
 
 async def run_eval_async(

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from omnivchat._canonical import sha256_file
+from omnivchat.errors import OmnivchatError
 
 #: Item counts of the release: Who items, When items (the 200-item core split), and gold-YES When items (How).
 WHO_COUNT = 2000
@@ -34,7 +35,7 @@ Level = Literal["level_1", "level_2"]
 _PARTICIPANT = re.compile(r"What should (.+?) say\?", re.I)
 
 
-class SocialOmniError(ValueError):
+class SocialOmniError(OmnivchatError, ValueError):
     """A SocialOmni input that cannot be used: the message names the file, the item id and the field.
 
     ``problems`` holds one line per problem when several were collected (else the message alone).

@@ -47,6 +47,7 @@ from omnivchat.bench import (
     load_bench,
     save_bench,
 )
+from omnivchat.errors import OmnivchatError
 
 if TYPE_CHECKING:
     from omnivchat.media import RenderedClip
@@ -56,7 +57,7 @@ SIZE = (320, 180)  # small frames keep the whole bench rendering in seconds
 _PAUSE = re.compile(r"\[\s*pause[^\]]*\]", re.IGNORECASE)
 
 
-class MiniBenchError(ValueError):
+class MiniBenchError(OmnivchatError, ValueError):
     """The mini-bench cannot be written where asked (a non-bench directory, or a bench without ``force``)."""
 
 
