@@ -82,16 +82,64 @@ _ORD_TENS = {
     )
 }
 _ORD_SCALES = {"thousandth": 10**3, "millionth": 10**6, "billionth": 10**9}
+MONTHS = _words("january february march april may june july august september october november december")
 # "second" is also a unit of time; it is read as an ordinal only after one of these words or inside a compound
-# ("twenty-second"). Articles are dropped later, so this keeps normalisation idempotent.
-_SECOND_AFTER = frozenset({"the", "my", "your", "his", "her", "its", "our", "their"})
+# ("twenty-second"). Articles are dropped later, so this keeps normalisation idempotent. After a month it is a day
+# ("May second"); a month name stays in the text, so that is idempotent too.
+_SECOND_AFTER = frozenset({"the", "my", "your", "his", "her", "its", "our", "their", *MONTHS})
+# Years said in two pairs: the first half is 13..20 ("nineteen eighty-four", "twenty twenty-four"). 10..12 are left
+# out because "ten thirty", "eleven fifteen", "twelve thirty" are far more often clock times than years 1030-1299.
+_YEAR_FIRST = frozenset(range(13, 21))
+_YEAR_OH = frozenset({"oh", "o"})
+# Words after which a pair is part of a bigger number, not a year ("nineteen eighty thousand", "... point five").
+_NUMBER_WORDS = frozenset(
+    {*_SMALL, *_TENS, *_SCALES, *_ORD_SMALL, *_ORD_TENS, *_ORD_SCALES, "hundred", "hundredth", "point"}
+)
 
 
 def _word(toks: Sequence[Tok], k: int) -> str | None:
     return toks[k].text if 0 <= k < len(toks) and toks[k].kind == "w" else None
 
 
-def _parse_english(toks: Sequence[Tok], i: int) -> tuple[int, Decimal, bool] | None:
+def _word_before(toks: Sequence[Tok], i: int) -> str | None:
+    """The word before ``toks[i]``, looking past punctuation and currency signs: ``normalize`` drops both, so "my,
+    second" must read as "my second" does, or a second normalisation would change it."""
+    k = i - 1
+    while k >= 0 and toks[k].kind in "shm":
+        k -= 1
+    return _word(toks, k)
+
+
+def is_year_oh(toks: Sequence[Tok], k: int) -> bool:
+    """True when ``toks[k]`` is the "oh" of a year said in pairs ("nineteen oh five"): the filler remover keeps it."""
+    before, after = _word(toks, k - 1), _word(toks, k + 1)
+    return (
+        _word(toks, k) in _YEAR_OH
+        and before is not None
+        and (_SMALL.get(before, -1) in _YEAR_FIRST or _TENS.get(before) in _YEAR_FIRST)
+        and after is not None
+        and 1 <= _SMALL.get(after, 0) <= 9
+    )
+
+
+def _year_second_half(toks: Sequence[Tok], j: int) -> tuple[int, int] | None:
+    """(end index, value 1..99) of the second pair of a year at ``toks[j]``: "eighty-four", "ten", "oh five"."""
+    w = _word(toks, j)
+    if w is None:
+        return None
+    unit = _word(toks, j + 1)
+    if w in _YEAR_OH and unit is not None and 1 <= _SMALL.get(unit, 0) <= 9:
+        return j + 2, _SMALL[unit]
+    if 10 <= _SMALL.get(w, 0) <= 19:
+        return j + 1, _SMALL[w]
+    if w in _TENS:
+        if unit is not None and 1 <= _SMALL.get(unit, 0) <= 9:
+            return j + 2, _TENS[w] + _SMALL[unit]
+        return j + 1, _TENS[w]
+    return None
+
+
+def _parse_english(toks: Sequence[Tok], i: int, *, years: bool = True) -> tuple[int, Decimal, bool] | None:
     """Read one English number starting at ``toks[i]``: (end index, value, is_ordinal), or None.
 
     Grammar (greedy, stops at the first token that does not fit): optional "minus"/"negative" before a number word;
@@ -99,7 +147,9 @@ def _parse_english(toks: Sequence[Tok], i: int) -> tuple[int, Decimal, bool] | N
     descending scales up to trillion; "and" only between hundred/scale and a smaller number ("a hundred and five");
     "point" followed by digit words ("two point five"); "and a half"; an ordinal word ends the number
     ("twenty-third"). A digit token is read only when a scale word follows it ("3 million"); two digit tokens never
-    merge. "nineteen eighty-four" reads as 19 and 84: year-style pairs are not guessed.
+    merge. With ``years``, a number 13..20 said alone and followed by a second pair 10..99 or "oh" and a digit is a
+    year ("nineteen eighty-four" 1984, "twenty twenty-four" 2024, "nineteen oh five" 1905), unless a number word
+    follows the pair ("nineteen eighty thousand"); without it those read as two numbers (19 and 84).
     """
     n = len(toks)
     j = i
@@ -193,7 +243,7 @@ def _parse_english(toks: Sequence[Tok], i: int) -> tuple[int, Decimal, bool] | N
             break
         if w in _ORD_SMALL:
             v = _ORD_SMALL[w]
-            if w == "second" and last is None and _word(toks, i - 1) not in _SECOND_AFTER:
+            if w == "second" and last is None and _word_before(toks, i) not in _SECOND_AFTER:
                 break
             if last in (None, "hundred", "scale", "and") or (last == "tens" and v <= 9):
                 group += v
@@ -235,6 +285,18 @@ def _parse_english(toks: Sequence[Tok], i: int) -> tuple[int, Decimal, bool] | N
         return None
     if sign < 0 and ordinal:
         return None  # "minus first" is no number; the caller keeps "minus" as a word and reads "first" next
+    if (
+        years
+        and sign > 0
+        and value is None
+        and not ordinal
+        and last in ("unit", "tens")
+        and total == 0
+        and 13 <= group <= 20
+        and (second := _year_second_half(toks, j)) is not None
+        and _word(toks, second[0]) not in _NUMBER_WORDS
+    ):
+        return second[0], group * 100 + second[1], False
     if value is None:
         value = total + group
         if (
@@ -248,12 +310,12 @@ def _parse_english(toks: Sequence[Tok], i: int) -> tuple[int, Decimal, bool] | N
     return j, sign * value, ordinal
 
 
-def read_english_numbers(toks: Sequence[Tok]) -> list[Tok]:
+def read_english_numbers(toks: Sequence[Tok], *, years: bool = True) -> list[Tok]:
     """Replace every English number phrase with one number or ordinal token (see ``_parse_english``)."""
     out: list[Tok] = []
     i = 0
     while i < len(toks):
-        parsed = _parse_english(toks, i) if toks[i].kind in "wn" else None
+        parsed = _parse_english(toks, i, years=years) if toks[i].kind in "wn" else None
         if parsed is None:
             out.append(toks[i])
             i += 1
@@ -416,11 +478,12 @@ def _zh_run(toks: Sequence[Tok], i: int) -> tuple[int, list[Decimal]] | None:
         else:
             break
         j += 1
-    if len(items) == 1 and toks[i].kind == "c":
+    if toks[i].kind == "c":
         char = toks[i].text
         before = toks[i - 1].text if i > 0 and toks[i - 1].kind == "c" else ""
         after = toks[j].text if j < n and toks[j].kind == "c" else ""
-        if char + after in _ZH_NOT_NUMBER or before + char in _ZH_NOT_NUMBER:
+        # 之一 / 万一 end a word whatever follows: 之一，百 normalises to 之一百, which must not then read as 100.
+        if before + char in _ZH_NOT_NUMBER or (len(items) == 1 and char + after in _ZH_NOT_NUMBER):
             return None
     return j, _zh_values(items)
 

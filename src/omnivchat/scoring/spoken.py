@@ -20,24 +20,37 @@ Normalisation, in order (``normalize`` returns the tokens joined by spaces, CJK 
 1. NFKC, casefold; curly apostrophes to ``'``; "−" to "-".
 2. Cut-off fragments are dropped ("Par- Paris" -> "Paris").
 3. Lexing: words (letters with inner apostrophes), digit numbers ("1,000" -> 1000, "2.50" -> 2.5, "-5"), "1st"-style
-   ordinals, single CJK characters (Chinese has no spaces, so each character is a token), "%" -> "percent".
-   Punctuation becomes clause boundaries (``, ; : — …`` soft, ``. ! ? 。`` hard) and is then dropped; any other
-   symbol is a space. Hyphens between letters split words ("twenty-three" -> "twenty three").
+   ordinals, single CJK characters (Chinese has no spaces, so each character is a token), "%" -> "percent",
+   currency signs ``$ € £ ¥ ¢`` (step 9). Punctuation becomes clause boundaries (``, ; : — …`` soft,
+   ``. ! ? 。`` hard) and is then dropped; any other symbol is a space. Hyphens between letters split words
+   ("twenty-three" -> "twenty three").
 4. Contractions expand ("isn't" -> "is not", "can't"/"cannot" -> "can not", "it's" -> "it is", "I'm" -> "i am");
    other "'s" (possessive) is dropped ("John's" -> "john"). A few spellings fold: yeah/yep/yup -> yes, nope/nah ->
    no, okay -> ok, grey -> gray, colour -> color, centre -> center, dunno -> "do not know".
-5. Fillers go: always "uh", "um", "er", "erm", "ah", "hmm", "mm", "eh", "oh", "huh" (and lengthened forms),
+5. Fillers go: always "uh", "um", "er", "erm", "ah", "hmm", "mm", "eh", "oh", "huh" (and lengthened forms; not
+   the "oh" of a year, "nineteen oh five"),
    "i think", "i guess", "i believe", "i suppose", "i mean", "i would say", "let me see/think", "let us see",
    嗯 呃 唔 哦 噢 啊 哎 诶 欸, 我觉得, 我认为, 我猜. Some words are fillers only in context, so they go only there:
    "well", "so", "actually", "basically", "anyway" at the start of a clause when a boundary or a pronoun follows
    ("Well, it's red", "So it's red"; not "well done"); "like" before a comma ("it's, like, red"; not "looks like
    a cat"); "you know" / "you see" at a clause start or end; 那个 这个 就是 然后 额 before a comma.
 6. Numbers become digits: English words up to trillions ("twenty-three" -> 23, "a hundred and five" -> 105,
-   "two point five" -> 2.5, "three and a half" -> 3.5, "minus five" -> -5, "3 million" -> 3000000), ordinals
-   ("twenty-third", "23rd", 第二十三 -> 23rd; an ordinal never equals its cardinal), Chinese numerals (二十三 -> 23,
-   两个 -> "2 个", 一百零五 -> 105, 一百五 -> 150, 3万 -> 30000, 三点一四 -> 3.14, 二零二五 -> 2025,
-   百分之五十 -> "50 percent"). Words where a numeral is not a number stay (一样, 一起, 一点 "a little", 十分, 万一).
+   "two point five" -> 2.5, "three and a half" -> 3.5, "minus five" -> -5, "3 million" -> 3000000), years said in
+   two pairs with a first half 13..20 ("nineteen eighty-four" -> 1984, "twenty twenty-four" -> 2024, "nineteen oh
+   five" -> 1905; "two thousand and five" -> 2005 is an ordinary number), ordinals ("twenty-third", "23rd", 第二十三
+   -> 23rd; an ordinal is not its cardinal, "the third one" is not 3, except as a day of a month, step 8), Chinese
+   numerals (二十三 -> 23, 两个 -> "2 个", 一百零五 -> 105, 一百五 -> 150, 3万 -> 30000, 三点一四 -> 3.14,
+   二零二五 -> 2025, 百分之五十 -> "50 percent"). Words where a numeral is not a number stay (一样, 一起, 一点
+   "a little", 十分, 万一).
 7. Articles "the", "a", "an" are dropped.
+8. A day of a month is written month first with a cardinal day: "May 23rd", "May the twenty-third", "the 23rd of
+   May" -> "may 23"; "23 June" -> "june 23"; "Aug 5th" -> "august 5". May and March are also words ("five may be
+   right", "we march 3 miles"), so a day before them needs an ordinal and "of" or an end after the month.
+9. Money is a number then one unit word (dollars, euros, pounds, yuan, yen, cents), the sign before or after the
+   number or the word after it: "$5", "5$", "five bucks", "5 US dollars", 五美元 -> "5 dollars"; "€5" -> "5 euros";
+   "£5" -> "5 pounds"; "¥5", 五元, 五块钱 -> "5 yuan" (¥ is read as yuan; say "yen" for yen); "five dollars and
+   fifty cents", "$5.50" -> "5.5 dollars"; 五块五, 五元五角 -> "5.5 yuan". A sign with no number goes. A bare 块
+   after a number is also the measure word for pieces (三块蛋糕) and stays as said; matching lets it equal "yuan".
 
 Negation (checked before containment): a negation cue opens a scope that runs to the end of its clause (next
 punctuation) or to a contrast word. Tokens inside a scope do not count for a match; the cue tokens themselves do,
@@ -54,18 +67,37 @@ so a phrase that starts with its own negation ("no green bottle", "can't move", 
 - A negated copula ends its scope at the next copula: "it isn't blue it's red", 不是蓝色是红色 and 没有蓝色有红色
   all state red.
 - "not"/"never" left dangling before a comma carries into the next clause ("not, uh, Paris").
+- No comma is needed: ASR text "no paris", "not paris", "its not paris" state no Paris. "No, Paris." (a pause after
+  "no") still states Paris, and a plain "No." is the answer "no" (a cue token itself counts for a match).
+- A rejecting predicate negates its subject, back to the previous copula, "and", "or", "but", "that": "Paris is
+  wrong", "Paris isn't the answer", "Paris would be wrong", "It's London and Paris is wrong" (London is stated), 红色
+  不对, 红色是错的. "Paris isn't wrong", 红色不错, 红色对不对 and 红色没错 reject nothing. Predicates: wrong,
+  incorrect, false, mistaken, untrue, "not right/correct/true/it/the answer/the case"; 不对 不正确 是错 错了.
 
 Matching: a phrase or reference matches when its tokens occur as a contiguous run of the text's tokens, starting
 outside a negation scope. Fillers are stripped from both sides first; when that leaves the phrase empty or finds no
-match, a second try keeps them, so a phrase made of filler words (嗯, "I think") can still be found. A phrase with
-no word at all (empty, punctuation, only articles) raises ValueError. ``answer_matches`` adds one rule for hedges:
-an occurrence right next to "or" (或, 或者, 还是) with another word on the other side in the same sentence is one
-of two candidates, not an answer ("Paris or London" matches neither; "Is it Paris or London? Paris." matches
-Paris). "or so", "or something", "or not" name no second candidate; 还是 after a pronoun, 都 or 也 means "still".
+match, a second try keeps them, so a phrase made of filler words (嗯, "I think") can still be found. Each try is
+made with years and days of a month read (steps 6 and 8) and then, when that changes either side, without: those
+readings can be wrong ("fourteen thirty" may be 14:30; "May 23rd" answers "the 23rd" too), and the second try keeps
+every match that held before them, so "nineteen eighty-four" still contains "19". A token 块 matches "yuan". Money
+is read on both tries: "$5" needs the unit ("5 euros" and a bare "5" do not state "$5", as a bare "5" never
+stated "5 dollars"), while "It's five dollars" states "5". A phrase with no word at all (empty, punctuation, only
+articles) raises ValueError. ``answer_matches`` adds one rule for hedges: an occurrence right next to "or" (或,
+或者, 还是) with another word on the other side in the same sentence is one of two candidates, not an answer
+("Paris or London" matches neither; "Is it Paris or London? Paris." matches Paris). "or so", "or something",
+"or not" name no second candidate; 还是 after a pronoun, 都 or 也 means "still".
 
-Known limits: negation after the answer ("Paris is not right", "Paris? No.") is not seen; Chinese is matched by
-characters, so 红色 is found inside 粉红色 (pink); no stemming ("apples" != "apple"); no traditional/simplified
-folding; year-style number pairs ("nineteen eighty-four" -> "19 84") are not joined.
+Known limits: negation in a later clause or sentence ("Paris? No.", "Paris, that's wrong") is not seen; Chinese is
+matched by characters, so 红色 is found inside 粉红色 (pink); no stemming ("apples" != "apple"); no
+traditional/simplified folding; no dates across languages (五月二十三日 is not "May 23"; money is: 五美元 is "$5");
+a negative amount's sign next to a currency sign ("-$5") is lost; clock times ("ten thirty") are two numbers, and a
+year's first half of 10..12 is not joined (they are usually times).
+
+Libraries: text2num (``alpha2digit``, threshold 0) and cn2an (``transform``) were run on the number cases of the
+tests as they stood before years and dates (63 English, 59 Chinese): text2num read 58/63 ("two and a half" -> 2,
+"minus five" -> 5, "3 million" -> 3 and 1000000, "wait a second" -> 2nd) and joins no year pairs either; cn2an read
+50/59 (一样, 十分, 一点 as numbers, 三四 as 34, 3万 as 3, 第三 as a cardinal). This reader read 63/63 and 59/59, so
+neither is used.
 """
 
 from __future__ import annotations
@@ -81,7 +113,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from omnivchat.scoring._spoken_numbers import Tok, number_tok, read_chinese_numbers, read_english_numbers
+from omnivchat.scoring._spoken_numbers import (
+    Tok,
+    is_year_oh,
+    number_tok,
+    read_chinese_numbers,
+    read_english_numbers,
+)
+from omnivchat.scoring._spoken_units import SYMBOLS, read_dates, read_money
 
 __all__ = [
     "SpokenScore",
@@ -118,6 +157,7 @@ _LEX = re.compile(
     rf"|(?P<w>{_LETTER}+(?:'{_LETTER}+)*)"
     rf"|(?P<c>[{_CJK}])"
     r"|(?P<p>%)"
+    rf"|(?P<m>[{re.escape(''.join(SYMBOLS))}])"
     r"|(?P<s>\.{2,}|[,;:、\u2014\u2013\u2026]|--+|(?<!\S)-+(?!\S))"
     r"|(?P<h>[.!?\u3002])"
 )
@@ -260,7 +300,7 @@ def _drop_unconditional(toks: Sequence[Tok]) -> list[Tok]:
     out: list[Tok] = []
     i = 0
     while i < len(toks):
-        if _is_filler_token(toks[i]):
+        if _is_filler_token(toks[i]) and not is_year_oh(toks, i):  # "nineteen oh five" is 1905: keep its "oh"
             i += 1
             continue
         for seq in _FILLER_SEQS:
@@ -376,6 +416,47 @@ def _classify(words: Sequence[str], p: int) -> tuple[str, int, frozenset[str] | 
     return "plain", 1, None
 
 
+# A predicate that rejects what came before it in its clause: "Paris is wrong", "Paris isn't the answer" (articles
+# are gone by now), 红色不对, 红色是错的. "is not wrong" is no rejection; 对不对 is a question, 不错 "not bad", 没错
+# "right", 不对称 "asymmetric".
+_WRONG_COPULAS = _COPULAS | {"be"}
+_WRONG = frozenset(_words("wrong incorrect false mistaken untrue"))
+_NOT_RIGHT = frozenset(_words("right correct true it answer case"))
+_ZH_WRONG: tuple[tuple[str, ...], ...] = (("不", "对"), ("不", "正", "确"), ("是", "错"), ("错", "了"))
+_ZH_NOT_BEFORE_WRONG = frozenset("对不没")  # 对不对 (a question), 不是错的 / 没错了 (not wrong)
+_ZH_NOT_AFTER_WRONG = frozenset("称")
+# Where the rejected subject starts: after the last of these before the predicate ("It's London and Paris is wrong"
+# rejects Paris only).
+_SUBJECT_STOPS = _COPULAS | frozenset(_words("and or but so because if then that however though although instead"))
+_ZH_SUBJECT_STOPS = frozenset("是但而")
+
+
+def _rejected_subjects(words: Sequence[str]) -> list[tuple[int, int]]:
+    """(start, end) spans of ``words`` that a following predicate rejects ("Paris is wrong": "paris")."""
+    spans: list[tuple[int, int]] = []
+    m = len(words)
+    for p in range(1, m):
+        nxt = words[p + 1] if p + 1 < m else None
+        english = words[p] in _WRONG_COPULAS and (
+            nxt in _WRONG or (nxt == "not" and p + 2 < m and words[p + 2] in _NOT_RIGHT)
+        )
+        chinese = words[p - 1] not in _ZH_NOT_BEFORE_WRONG and any(
+            tuple(words[p : p + len(seq)]) == seq
+            and (p + len(seq) >= m or words[p + len(seq)] not in _ZH_NOT_AFTER_WRONG)
+            for seq in _ZH_WRONG
+        )
+        if not (english or chinese):
+            continue
+        end = p - 1 if chinese and words[p - 1] == "是" else p  # 红色是不对的: the subject is before 是
+        stops = _SUBJECT_STOPS if english else _ZH_SUBJECT_STOPS
+        start = end
+        while start > 0 and words[start - 1] not in stops:
+            start -= 1
+        if start < end:
+            spans.append((start, end))
+    return spans
+
+
 def _negate_clause(
     words: Sequence[str], carry: tuple[bool, frozenset[str] | None] | None
 ) -> tuple[list[bool], tuple[bool, frozenset[str] | None] | None]:
@@ -399,6 +480,8 @@ def _negate_clause(
                 in_scope, reset = False, None
             flags[p] = in_scope
         p += length
+    for start, end in _rejected_subjects(words):
+        flags[start:end] = [True] * (end - start)
     dangling = None
     if last_cue is not None and last_cue[1] == len(words) and words[last_cue[0]] in _DANGLING:
         dangling = (True, last_cue[2])
@@ -424,13 +507,29 @@ _ARTICLES = frozenset({"the", "a", "an"})
 
 
 @lru_cache(maxsize=8192)
-def _analyse(text: str, strip_fillers: bool = True) -> _Analysis:
-    """Run the normalisation steps of the module docstring, then mark negation scopes clause by clause (cached)."""
+def _analyse(text: str, strip_fillers: bool = True, readings: bool = True) -> _Analysis:
+    """Run the normalisation steps of the module docstring, then mark negation scopes clause by clause (cached).
+
+    ``readings`` turns on the two readings that can be wrong, years said in pairs and days of a month ("ten thirty"
+    may be a time, "May 23rd" may be answering "the 23rd"); matching tries them on and then off.
+    """
     toks = _expand(_lex(_prepare(text, strip_fillers=strip_fillers)))
     if strip_fillers:
         toks = _drop_unconditional(toks)
-    toks = read_english_numbers(read_chinese_numbers(toks))
+    # An article matters to the number readers only before an English word ("a hundred"); elsewhere it goes first,
+    # so that 一a百 reads as 一百 does (the article is gone on a second normalisation).
+    toks = [
+        t
+        for k, t in enumerate(toks)
+        if not (t.kind == "w" and t.text in _ARTICLES and (k + 1 == len(toks) or toks[k + 1].kind != "w"))
+    ]
+    toks = read_english_numbers(read_chinese_numbers(toks), years=readings)
     toks = [t for t in toks if not (t.kind == "w" and t.text in _ARTICLES)]
+    # Money before dates, so every currency sign is an amount's unit or gone before a date is read ("Aug $5" reads
+    # as "aug 5 dollars" does), and after them, so the day a date makes can take a unit ("May 23rd 元").
+    toks = read_money(toks)
+    if readings:
+        toks = read_money(read_dates(toks))
     if strip_fillers:
         while True:
             nxt = _drop_contextual(_drop_unconditional(toks))
@@ -476,27 +575,43 @@ def _analyse(text: str, strip_fillers: bool = True) -> _Analysis:
     )
 
 
-def _phrase_pair(text: str, phrase: str) -> list[tuple[_Analysis, tuple[str, ...]]]:
-    """The (text analysis, phrase tokens) pairs to try: fillers stripped, then kept when that changes the phrase.
+def _phrase_pair(text: str, phrase: str) -> list[tuple[_Analysis, _Analysis]]:
+    """The (text analysis, phrase analysis) pairs to try: fillers stripped, then kept when that changes the phrase;
+    each with the year and date readings on, then off when that changes either side.
 
     Stripping first makes "uh, I think it's Paris" state "Paris"; keeping them as a second try lets a phrase made of
-    filler words ("I think", "you know", 嗯) be found at all. Raises ValueError when the phrase has no token.
+    filler words ("I think", "you know", 嗯) be found at all. Reading "nineteen eighty-four" as 1984 and "May 23rd"
+    as may 23 first makes them match "1984" and "May 23"; reading them as said as a second try keeps what matched
+    before those readings ("fourteen thirty" still matches "14:30", "May 23rd" still states "23rd").
+    Raises ValueError when the phrase has no token.
     """
-    stripped = _analyse(phrase, True).tokens
-    kept = _analyse(phrase, False).tokens
-    if not kept:
+    if not _analyse(phrase, False).tokens:
         raise ValueError(f"phrase {phrase!r} has no words after normalisation")
-    pairs = [(_analyse(text, True), stripped)] if stripped else []
-    if kept != stripped:
-        pairs.append((_analyse(text, False), kept))
+    pairs: list[tuple[_Analysis, _Analysis]] = []
+    seen: set[tuple[_Analysis, _Analysis]] = set()
+    for readings in (True, False):
+        stripped = _analyse(phrase, True, readings)
+        kept = _analyse(phrase, False, readings)
+        tries = [(True, stripped)] if stripped.tokens else []
+        if kept.tokens != stripped.tokens:
+            tries.append((False, kept))
+        for strip, ph in tries:
+            an = _analyse(text, strip, readings)
+            if (an, ph) not in seen:
+                seen.add((an, ph))
+                pairs.append((an, ph))
     return pairs
+
+
+# 块 after a number is yuan (五块, "5 yuan") or the measure word for pieces (三块蛋糕): it is left as said and
+# matches either.
+_SAME = frozenset({("块", "yuan"), ("yuan", "块")})
 
 
 def _occurrences(tokens: Sequence[str], phrase: Sequence[str]) -> Iterable[int]:
     k = len(phrase)
-    first = phrase[0]
     for i in range(len(tokens) - k + 1):
-        if tokens[i] == first and tuple(tokens[i : i + k]) == tuple(phrase):
+        if all(a == b or (a, b) in _SAME for a, b in zip(tokens[i : i + k], phrase, strict=True)):
             yield i
 
 
@@ -535,9 +650,13 @@ def _hedged(an: _Analysis, i: int, j: int) -> bool:
 
 
 def _found(text: str, phrase: str, *, negation_aware: bool, hedge_aware: bool) -> bool:
-    for an, tokens in _phrase_pair(text, phrase):
+    for an, ph in _phrase_pair(text, phrase):
+        tokens = ph.tokens
+        # A phrase that rejects its own start ("Paris is wrong", 红色不对) is found where it is said; any other
+        # phrase only outside a negation scope.
+        own_rejection = ph.negated[0]
         for i in _occurrences(an.tokens, tokens):
-            if negation_aware and an.negated[i]:
+            if negation_aware and an.negated[i] and not own_rejection:
                 continue
             if hedge_aware and _hedged(an, i, i + len(tokens)):
                 continue
