@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from omnivchat._cli_runs import AudioDelivery, MediaInput, Thinking, _fail, console, err_console, route_overrides
+from omnivchat._files import check_output_dir, check_output_file, write_text_atomic
 
 
 def warn_unchecked(route: object) -> None:
@@ -47,6 +48,17 @@ def print_grid(grid: object, title: str) -> None:
 
 
 SELF_CHECK_LINE = "self-check: sim:video-blind and sim:audio-blind must be flagged, sim:healthy must not"
+
+
+def is_ablation_dir(path: Path) -> bool:
+    """A directory `ablate` made: ablation.json, or the runs of its conditions or its self-check."""
+    from omnivchat.diagnostics import CONDITIONS
+
+    return (
+        (path / "ablation.json").is_file()
+        or any((path / sub / "manifest.json").is_file() for sub in CONDITIONS)
+        or (path / "self-check").is_dir()
+    )
 
 
 def ablate_command(
@@ -110,6 +122,7 @@ def ablate_command(
 
     if neither not in ("blank", "none") or video_only not in ("mute", "strip") or aggregate not in ("mean", "majority"):
         raise _fail("--neither is blank|none, --video-only is mute|strip, --aggregate is mean|majority")
+    check_output_dir(output, ours=is_ablation_dir, kind="an ablation directory")
     try:
         loaded = load_bench(bench)
         config = load_judges(judges)
@@ -192,6 +205,7 @@ def check_route_command(
     media_input_type: Annotated[MediaInput | None, typer.Option("--media-input-type")] = None,
     omit_modalities: Annotated[bool | None, typer.Option("--omit-modalities/--no-omit-modalities")] = None,
     audio_delivery: Annotated[AudioDelivery | None, typer.Option("--audio-delivery")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
 ) -> None:
     """Check that a route delivers the audio track: an audible clip (a spoken password and number) and its
     silent twin are sent once each; the route passes when only the audible answer recovers both values.
@@ -203,6 +217,8 @@ def check_route_command(
     from omnivchat.routes import CredentialError, SettingsError, get_route
     from omnivchat.routes._openai import ConfigError
 
+    if output is not None:
+        check_output_file(output, force=force)
     try:
         overrides = route_overrides(base_url, thinking, media_input_type, omit_modalities, audio_delivery)
         route = get_route(model, key_file=key_file, key_field=key_field, **overrides)
@@ -214,8 +230,7 @@ def check_route_command(
         console.print(f"[bold]{record['control']}[/] (HTTP {record['http_status']}): {answer}", highlight=False)
     registry = record_check(result)
     if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_text_atomic(output, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
         console.print(f"wrote {output}")
     verdict = "[green]PASSED[/]" if result["passed"] else "[red]FAILED[/]: " + "; ".join(result["reasons"])
     console.print(f"{model}: {verdict} (on record in {registry})")
@@ -224,6 +239,15 @@ def check_route_command(
 
 
 DEMO_MODELS = ("sim:healthy", "sim:video-blind")
+
+
+def is_demo_dir(path: Path) -> bool:
+    """A directory `demo` made: its bench, its self-check or a model's grid."""
+    return (
+        (path / "bench" / "bench.yaml").is_file()
+        or (path / "self-check").is_dir()
+        or any(is_ablation_dir(path / m.replace(":", "-")) for m in DEMO_MODELS)
+    )
 
 
 def demo_command(
@@ -246,6 +270,7 @@ def demo_command(
     from omnivchat.scoring import TABLE1_COLUMNS
     from omnivchat.studio import make_minibench
 
+    check_output_dir(output, ours=is_demo_dir, kind="a demo directory")
     bench_dir = output / "bench"
     try:
         bench = load_bench(bench_dir)

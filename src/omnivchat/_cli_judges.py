@@ -105,6 +105,7 @@ def write_scores(run_dir: Path, bench, items, row, panel: list[str], aggregate: 
     """RUN_DIR/scores.json: the Table 1 row and every item's score with its reason (what reports read)."""
     import json
 
+    from omnivchat._files import write_text_atomic
     from omnivchat.runs import load_manifest
     from omnivchat.scoring import is_empty_reply
 
@@ -137,9 +138,7 @@ def write_scores(run_dir: Path, bench, items, row, panel: list[str], aggregate: 
             for i in items
         ],
     }
-    path = Path(run_dir) / "scores.json"
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+    return write_text_atomic(Path(run_dir) / "scores.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def print_unscored(items: list) -> None:
@@ -210,11 +209,15 @@ def agree_command(
     ] = None,
     resamples: Annotated[int, typer.Option("--resamples", min=10, help="Bootstrap resamples.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
 ) -> None:
     """Table 2 of the paper for any judges on the same replies: per-judge scores, pairwise agreement and kappa,
     Krippendorff's alpha, bootstrap SD, repeat-run variation, variance shares and profile correlations."""
+    from omnivchat._files import check_output_file, write_text_atomic
     from omnivchat.judges import agreement_report, collect_judgments, render_agreement, run_bench
 
+    if output is not None:  # the default, RUN_DIR/agreement.json, is this command's own file: it is replaced
+        check_output_file(output, inputs=[bench], force=force)
     names = [n.strip() for n in judges.split(",") if n.strip()]
     if len(names) < 2:
         raise _fail("--judges needs at least two judge names")
@@ -225,7 +228,5 @@ def agree_command(
         raise _fail(str(err)) from None
     for table in render_agreement(report):
         console.print(table)
-    path = output or run_dir / "agreement.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    path = write_text_atomic(output or run_dir / "agreement.json", report.model_dump_json(indent=2) + "\n")
     console.print(f"wrote {path}")

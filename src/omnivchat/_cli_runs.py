@@ -38,7 +38,8 @@ class AudioDelivery(StrEnum):
 
 
 def _fail(message: str) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    # One line however long (soft_wrap): scripts and people read the file name whole.
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code=2)
 
 
@@ -129,8 +130,10 @@ def eval_command(
     from omnivchat.prompts import load_prompt
     from omnivchat.routes import CredentialError, Sampling, SettingsError, get_route
     from omnivchat.routes._openai import ConfigError
-    from omnivchat.runs import ManifestMismatch, RetryPolicy, run_eval
+    from omnivchat._files import check_output_dir
+    from omnivchat.runs import MANIFEST_FILE, ManifestMismatch, RetryPolicy, run_eval
 
+    check_output_dir(output, ours=lambda d: (d / MANIFEST_FILE).is_file(), kind="a run directory")
     try:
         loaded = load_bench(bench)
         prompt, label = load_prompt(system_prompt)
@@ -210,14 +213,16 @@ def export_command(
     allow_incomplete: Annotated[
         bool, typer.Option("--allow-incomplete", help="Export a run that has failed or missing items.")
     ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
 ) -> None:
     """Write per-item replies and metadata as JSON, without credentials or endpoint addresses."""
+    from omnivchat._files import check_output_file, write_text_atomic
     from omnivchat.runs import RunError, export_run
 
+    check_output_file(output, force=force)
     try:
         data = export_run(run_dir, allow_incomplete=allow_incomplete)
     except RunError as err:
         raise _fail(str(err)) from None
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text_atomic(output, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     console.print(f"wrote {output} ({len(data['records'])} records, status {data['status']})")

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
+from omnivchat._cli_runs import _fail, console, err_console
 from omnivchat.errors import Interrupted, OmnivchatError
 
 
@@ -40,14 +38,6 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-# Wide enough for the 12 Table 1 columns when output is piped (rich assumes 80 columns there).
-console = Console(width=None if sys.stdout.isatty() else 140, emoji=False)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140, emoji=False)
-
-
-def _fail(message: str) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
-    return typer.Exit(code=2)
 
 
 def _counts_table(title: str, counts: Counter[str] | dict[str, int]) -> Table:
@@ -151,6 +141,7 @@ def score(
         bool,
         typer.Option("--allow-incomplete", help="Exit 0 for a run with items that have no reply (still marked)."),
     ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
 ) -> None:
     """Print the paper's Table 1 row: from a run's stored judge verdicts (RUN_DIR), or from a hits file.
 
@@ -159,11 +150,14 @@ def score(
     incomplete (exit status 1 unless --allow-incomplete); no request is sent (run `omnivchat judge` first). From a
     hits file, every bench instance needs exactly one line; a missing id or a hit outside 1..K is an error.
     """
+    from omnivchat._files import check_output_file, write_text_atomic
     from omnivchat.bench import BenchError, HitsError, load_bench, load_hits
     from omnivchat.scoring import ScoredReply, rubric_score, table1_row
 
     if (run_dir is None) == (hits is None):
         raise _fail("give either RUN_DIR (score a run) or --bench with --hits (score a hits file)")
+    if output is not None:
+        check_output_file(output, inputs=[hits, judges], force=force)
     if hits is not None:
         if bench is None:
             raise _fail("--hits needs --bench")
@@ -191,8 +185,7 @@ def score(
         assert run_dir is not None
         name, values = score_run(run_dir, bench, judges, panel, aggregate, style_judge, allow_incomplete)
     if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(json.dumps({"bench": name, **values}, indent=2) + "\n", encoding="utf-8")
+        write_text_atomic(output, json.dumps({"bench": name, **values}, indent=2) + "\n")
         console.print(f"wrote {output}")
 
 

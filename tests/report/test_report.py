@@ -439,7 +439,11 @@ def test_cli(inputs: Inputs, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert f"wrote {out}" in " ".join(result.output.split())
     assert "<h2>Table 1</h2>" in out.read_text(encoding="utf-8")
-    result = CliRunner().invoke(app, ["report", str(tmp_path / "nowhere"), "-o", str(out)])
+    again = CliRunner().invoke(app, ["report", str(inputs.healthy), "--output", str(out)])
+    assert again.exit_code == 2 and "exists; pass --force" in again.output  # never over a file unasked
+    forced = CliRunner().invoke(app, ["report", str(inputs.healthy), "--output", str(out), "--force"])
+    assert forced.exit_code == 0, forced.output
+    result = CliRunner().invoke(app, ["report", str(tmp_path / "nowhere"), "-o", str(out), "--force"])
     assert result.exit_code == 2 and "nowhere" in result.output
     assert "report" in CliRunner().invoke(app, ["--help"]).output
 

@@ -23,5 +23,8 @@ def test_hits_without_styles_give_no_style_even_with_an_empty_reply(tmp_path):
     # with style grades in the file, the empty reply counts 0
     rows[0]["style"] = True
     hits.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    result = runner.invoke(app, ["score", "--bench", str(bench), "--hits", str(hits), "-o", str(out)])
+    refused = runner.invoke(app, ["score", "--bench", str(bench), "--hits", str(hits), "-o", str(out)])
+    assert refused.exit_code == 2 and "exists; pass --force" in refused.output
+    result = runner.invoke(app, ["score", "--bench", str(bench), "--hits", str(hits), "-o", str(out), "--force"])
+    assert result.exit_code == 0, result.output
     assert json.loads(out.read_text())["Style"] == 0.5

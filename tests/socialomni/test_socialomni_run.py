@@ -488,10 +488,10 @@ def test_export_is_complete_only_with_every_item_answered_and_judged(complete_ru
         run = tmp_path / label
         shutil.copytree(complete_run, run)
         drop_records(run, label)
-        refused = runner.invoke(app, ["socialomni", "export", str(run), "-o", str(tmp_path / "x.json")])
+        refused = runner.invoke(app, ["socialomni", "export", str(run), "-o", str(tmp_path / "x.json"), "--force"])
         assert refused.exit_code == 2 and reason in flat(refused), refused.output
         partial = runner.invoke(
-            app, ["socialomni", "export", str(run), "-o", str(tmp_path / "x.json"), "--allow-incomplete"]
+            app, ["socialomni", "export", str(run), "-o", str(tmp_path / "x.json"), "--allow-incomplete", "--force"]
         )
         assert partial.exit_code == 0 and reason in flat(partial)
         data = json.loads((tmp_path / "x.json").read_text())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -219,5 +220,23 @@ def test_cli_bench_make(tmp_path: Path) -> None:
     result = runner.invoke(app, ["bench", "make", "--output", str(foreign), "--force"])
     assert result.exit_code == 2 and "not a bench directory" in result.output
     assert [p.name for p in foreign.iterdir()] == ["data.csv"]
+
+    # a bench the tool made, with the user's notes and a paid run put in it since: --force must not wipe them
+    (out / "notes.md").write_text("my notes\n", encoding="utf-8")
+    (out / "runs" / "qwen").mkdir(parents=True)
+    (out / "runs" / "qwen" / "store.sqlite").write_bytes(b"paid for")
+    kept = runner.invoke(app, [*args, "--force"], terminal_width=300)
+    assert kept.exit_code == 2 and "notes.md" in kept.output and "runs/qwen/store.sqlite" in kept.output
+    assert (out / "notes.md").read_text() == "my notes\n" and (out / "runs" / "qwen" / "store.sqlite").is_file()
+    (out / "notes.md").unlink()
+    shutil.rmtree(out / "runs")
+    # an edited file of the bench is the user's too
+    with (out / "instances.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write("\n")
+    edited = runner.invoke(app, [*args, "--force"], terminal_width=300)
+    assert edited.exit_code == 2 and "instances.jsonl" in edited.output
+    # a bench another tool made (no record of ours) is refused as well
+    (out / ".omnivchat-made.json").unlink()
+    assert runner.invoke(app, [*args, "--force"]).exit_code == 2
 
     assert "--per-subcategory" in runner.invoke(app, ["bench", "make", "--help"]).output

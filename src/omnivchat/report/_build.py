@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from omnivchat._files import write_text_atomic
 from omnivchat.report._inputs import Ablation, InputFile, Inputs, ScoredRun, load_inputs
 
 TEMPLATE = "template.html.j2"
@@ -506,8 +507,4 @@ def build_report(paths: Sequence[Path], output: Path, *, status: Callable[[str],
     output = Path(output)
     inputs = load_inputs([Path(p) for p in paths])
     html = render_html(inputs, output, status=status)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_name(output.name + ".tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(output)  # a reader never sees half a report
-    return output
+    return write_text_atomic(output, html)  # a reader never sees half a report

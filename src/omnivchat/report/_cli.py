@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-console = Console(width=None if sys.stdout.isatty() else 140, emoji=False)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140, emoji=False)
+from omnivchat._cli_runs import console, err_console
 
 
 def report_command(
@@ -23,6 +20,7 @@ def report_command(
         ),
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="HTML file to write.")] = Path("report.html"),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
 ) -> None:
     """Write one static HTML report that opens without a server: Table 1 (models as rows), failure counts,
     per-subcategory bars, the ablation grid with 95% intervals, judge agreement tables where present, and the
@@ -32,14 +30,12 @@ def report_command(
 
     Score a run directory first: `omnivchat score RUN_DIR`.
     """
+    from omnivchat._files import check_output_file
     from omnivchat.report._build import build_report
-    from omnivchat.report._inputs import ReportError
 
-    try:
-        with err_console.status("building the report") as status:
-            written = build_report(run_dirs, output, status=lambda message: status.update(message))
-    except ReportError as err:
-        err_console.print(f"[bold red]error:[/] {err}", highlight=False)
-        raise typer.Exit(code=2) from None
+    read = [p / name for p in run_dirs for name in ("scores.json", "ablation.json", "agreement.json")]
+    check_output_file(output, inputs=[*run_dirs, *read], force=force)
+    with err_console.status("building the report") as status:  # a ReportError ends the command as one line
+        written = build_report(run_dirs, output, status=lambda message: status.update(message))
     size_kib = written.stat().st_size / 1024
     console.print(f"wrote {written} ({size_kib:.0f} KiB, self-contained; open it in any browser)", highlight=False)

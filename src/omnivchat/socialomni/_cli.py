@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from omnivchat._cli_runs import AudioDelivery, MediaInput, Thinking, _fail, console, route_overrides
+from omnivchat._files import check_output_dir, check_output_file, write_text_atomic
 
 socialomni_app = typer.Typer(
     help="SocialOmni (Who / When / How): generate, judge with the three-judge panel, rescore archives, export.",
@@ -117,6 +118,7 @@ def evaluate_command(
     chosen = [t.strip() for t in tasks.split(",") if t.strip()]
     if not chosen or any(t not in ("who", "when", "how") for t in chosen):
         raise _fail("--tasks takes who, when and how")
+    check_output_dir(output, ours=lambda d: (d / "manifest.json").is_file(), kind="a SocialOmni run directory")
     try:
         overrides = route_overrides(
             base_url or os.environ.get("OPENAI_API_BASE"), thinking, media_input_type, omit_modalities, audio_delivery
@@ -170,6 +172,7 @@ def judge_command(
     from omnivchat.socialomni._run import judge_run
 
     out = output or run / "judging"
+    check_output_dir(out, ours=lambda d: (d / "manifest.json").is_file(), kind="a SocialOmni judging directory")
     try:
         template, template_sha = load_judge_template(judge_prompt)
         summary = judge_run(
@@ -219,6 +222,7 @@ def rescore_command(
 
     if (run is None) == (paper is None):
         raise _fail("give either --run (with --contexts and --model) or --paper")
+    check_output_dir(output, ours=lambda d: (d / "input.json").is_file(), kind="a SocialOmni rescoring directory")
     try:
         if run is not None:
             if contexts is None or model is None:
@@ -227,8 +231,7 @@ def rescore_command(
         else:
             assert paper is not None
             data = prepare_from_archive(paper)
-        output.mkdir(parents=True, exist_ok=True)
-        (output / "input.json").write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_text_atomic(output / "input.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         template, _ = load_judge_template(judge_prompt)
         result = rescore(data, judges, panel, output, template=template, only_judge=only_judge, progress=progress)
     except _errors() as err:
@@ -250,17 +253,18 @@ def export_command(
     output: Annotated[Path, typer.Option("--output", "-o", help="JSON file to write.")],
     judging: Annotated[Path | None, typer.Option("--judging", help="Judging directory (default RUN/judging).")] = None,
     allow_incomplete: Annotated[bool, typer.Option("--allow-incomplete", help="Export a progress artifact.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
 ) -> None:
     """Per-item predictions and scores, metrics and status (complete, scored_with_request_failures, incomplete),
     without endpoints or keys. An incomplete evaluation is refused unless --allow-incomplete."""
     from omnivchat.socialomni._run import export
 
+    check_output_file(output, force=force)
     try:
         data = export(run, judging or run / "judging", allow_incomplete=allow_incomplete)
     except _errors() as err:
         raise _fail(str(err)) from None
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_text_atomic(output, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     console.print(f"wrote {output} (status {data['status']}, {len(data['items'])} items)")
     for reason in data["incomplete_reasons"]:
         console.print(f"[yellow]incomplete[/]: {reason}")

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-console = Console(width=None if sys.stdout.isatty() else 140, emoji=False)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140, emoji=False)
+from omnivchat._cli_runs import _fail, console
+
 bench_app = typer.Typer(help="Build benches offline.", no_args_is_help=True)
-
-
-def _fail(message: str) -> typer.Exit:
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
-    return typer.Exit(code=2)
 
 
 @bench_app.command("make")

@@ -47,6 +47,7 @@ from omnivchat.bench import (
     load_bench,
     save_bench,
 )
+from omnivchat._canonical import sha256_file
 from omnivchat.errors import OmnivchatError
 
 if TYPE_CHECKING:
@@ -1166,8 +1167,39 @@ def _languages(languages: Sequence[str]) -> list[str]:
     return langs
 
 
+MADE_FILE = ".omnivchat-made.json"  # what `bench make` wrote, with hashes: the only files --force may replace
+
+
+def _files_under(root: Path) -> dict[str, Path]:
+    return {p.relative_to(root).as_posix(): p for p in root.rglob("*") if p.is_file() or p.is_symlink()}
+
+
+def _record_made(root: Path) -> None:
+    """List every file of a freshly built bench with its sha256, so a later --force can tell them from others."""
+    files = {rel: sha256_file(p) for rel, p in sorted(_files_under(root).items())}
+    record = {"made_by": "omnivchat bench make", "files": files}
+    (root / MADE_FILE).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def _foreign_files(output: Path) -> list[str]:
+    """Files under ``output`` that `bench make` did not write, or that were changed since (all of them when
+    there is no record): never deleted."""
+    try:
+        made = json.loads((output / MADE_FILE).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ["(no record of a bench made by omnivchat)"]
+    foreign = []
+    for rel, path in sorted(_files_under(output).items()):
+        if rel == MADE_FILE:
+            continue
+        if rel not in made or path.is_symlink() or sha256_file(path) != made[rel]:
+            foreign.append(rel)
+    return foreign
+
+
 def _prepare_output(output: Path, force: bool) -> None:
-    """Refuse a non-empty directory that is not a bench, and a bench unless ``force``."""
+    """Refuse a non-empty directory that is not a bench, a bench unless ``force``, and with ``force`` any
+    directory that holds a file `bench make` did not write (or that was changed since): those are the user's."""
     if output.exists() and not output.is_dir():
         raise MiniBenchError(f"{output} exists and is not a directory")
     if not output.is_dir() or not any(output.iterdir()):
@@ -1179,6 +1211,13 @@ def _prepare_output(output: Path, force: bool) -> None:
         )
     if not force:
         raise MiniBenchError(f"{output} already holds a bench; pass --force (force=True) to replace it")
+    foreign = _foreign_files(output)
+    if foreign:
+        listed = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise MiniBenchError(
+            f"{output} holds files that omnivchat bench make did not write or that changed since: {listed}; "
+            "--force replaces only a bench it made itself. Move those files out, or choose another directory"
+        )
 
 
 def make_minibench(
@@ -1223,6 +1262,7 @@ def make_minibench(
         )
         save_bench(Bench(root=staging_dir, info=info, instances=instances))
         load_bench(staging_dir)  # prove what was written loads before it replaces anything
+        _record_made(staging_dir)
         _prepare_output(output, force)  # the directory may have changed while we rendered
         if output.exists():
             shutil.rmtree(output)

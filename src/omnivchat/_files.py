@@ -1,0 +1,108 @@
+"""Writing outputs safely: never onto an input, never onto a run's own files, never over an existing file
+unless asked, never into a folder that holds something else; always atomically (temp file, then rename)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from omnivchat.errors import OmnivchatError
+
+# The files a run directory is made of: an output never lands on one of these, not even with --force.
+RUN_FILES = frozenset(
+    {
+        "manifest.json",
+        "store.sqlite",
+        "store.sqlite-wal",
+        "store.sqlite-shm",
+        "invocations.jsonl",
+        "judges.json",
+        ".lock",
+    }
+)
+
+
+class OutputError(OmnivchatError):
+    """An output path that would destroy something, or that cannot be written; the message says which and why."""
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError, ValueError) as err:  # a symlink loop, a null byte
+        raise OutputError(f"{path!r}: not a usable path ({err})") from None
+
+
+def check_path(path: Path, what: str = "path") -> Path:
+    """``path`` as given, refused when it cannot name a file at all (a null byte, a symlink loop)."""
+    if "\x00" in str(path):
+        raise OutputError(f"{what} {str(path)!r} holds a null byte")
+    _resolved(path)
+    return path
+
+
+def protected_by(target: Path) -> Path | None:
+    """The run or bench directory whose own file ``target`` (resolved) is, or None: a run's manifest, store and
+    logs; a bench's bench.yaml, instances.jsonl and clips. Those are never an output, even with --force."""
+    if target.name in RUN_FILES and (target.parent / "manifest.json").is_file():
+        return target.parent
+    for folder in [target.parent, *target.parent.parents]:
+        if (folder / "bench.yaml").is_file() and (folder / "instances.jsonl").is_file():
+            inside = target.relative_to(folder).parts
+            if inside in (("bench.yaml",), ("instances.jsonl",)) or inside[0] == "media":
+                return folder
+            break
+    return None
+
+
+def check_output_file(path: Path, *, inputs: Iterable[Path | None] = (), force: bool = False) -> Path:
+    """Refuse an output file that is a folder, sits under a file, is one of the ``inputs`` the command reads, is
+    a run's or a bench's own file, or exists already (unless ``force``). Returns ``path``."""
+    check_path(path, "output")
+    target = _resolved(path)
+    if path.is_dir():
+        raise OutputError(f"{path} is a directory; give a file name for the output")
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputError(f"{path}: {parent} is a file, not a folder")
+            break
+    for given in inputs:
+        if given is not None and target == _resolved(Path(given)):
+            raise OutputError(f"{path} is an input of this command; write the output elsewhere")
+    owner = protected_by(target)
+    if owner is not None:
+        raise OutputError(f"{path} is a file of {owner} (a run or a bench); write the output elsewhere")
+    if path.exists() and not force:
+        raise OutputError(f"{path} exists; pass --force to overwrite it")
+    return path
+
+
+def check_output_dir(path: Path, *, ours: Callable[[Path], bool], kind: str) -> Path:
+    """Refuse an output folder that is a file, or a non-empty folder that ``ours`` does not recognise as one of
+    this command's own (a run to resume, say): the tool never writes into a folder that holds something else."""
+    check_path(path, "output")
+    _resolved(path)
+    if path.exists() and not path.is_dir():
+        raise OutputError(f"{path} exists and is not a directory")
+    if path.is_dir() and any(path.iterdir()) and not ours(path):
+        raise OutputError(f"{path} is not empty and is not {kind}; choose a new or empty directory")
+    return path
+
+
+def write_text_atomic(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temporary file in the same folder, so that a reader never sees half
+    a file and an interrupted write leaves the old file whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # A unique name opened with "x" (not mkstemp, whose 0600 mode the output would keep).
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        with tmp.open("x", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
