@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from omnivchat._cli_runs import AudioDelivery, MediaInput, Thinking, _fail, console, err_console, route_overrides
+from omnivchat._cli_options import RouteOptions, route_options
+from omnivchat._cli_runs import _fail, console, err_console
 from omnivchat._files import check_output_dir, check_output_file, write_text_atomic
 
 
@@ -47,6 +48,10 @@ def print_grid(grid: object, title: str) -> None:
         console.print(f"  {code}: {cat.verdict if cat else 'too few items to diagnose'}")
 
 
+def _say(line: str) -> None:
+    console.print(line, highlight=False, markup=False)
+
+
 SELF_CHECK_LINE = "self-check: sim:video-blind and sim:audio-blind must be flagged, sim:healthy must not"
 
 
@@ -61,13 +66,12 @@ def is_ablation_dir(path: Path) -> bool:
     )
 
 
+@route_options
 def ablate_command(
     bench: Annotated[Path, typer.Option("--bench", help="Bench directory.")],
     model: Annotated[str, typer.Option("--model", help="Model id (see `omnivchat eval --help`).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the four condition runs.")],
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL up to /v1.")] = None,
-    key_file: Annotated[Path | None, typer.Option("--key-file", help="dotenv-style key file.")] = None,
-    key_field: Annotated[str | None, typer.Option("--key-field", help="NAME of the key in --key-file.")] = None,
+    route: RouteOptions,
     judges: Annotated[
         Path | None, typer.Option("--judges", help="Judges file; default: the offline rule judge.")
     ] = None,
@@ -97,13 +101,7 @@ def ablate_command(
     ] = False,
     system_prompt: Annotated[Path | None, typer.Option("--system-prompt", help="System prompt file.")] = None,
     concurrency: Annotated[int | None, typer.Option("--concurrency", min=1, help="Requests in flight at most.")] = None,
-    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1)] = None,
-    temperature: Annotated[float | None, typer.Option("--temperature")] = None,
-    thinking: Annotated[Thinking | None, typer.Option("--thinking")] = None,
-    media_input_type: Annotated[MediaInput | None, typer.Option("--media-input-type")] = None,
-    omit_modalities: Annotated[bool | None, typer.Option("--omit-modalities/--no-omit-modalities")] = None,
-    audio_delivery: Annotated[AudioDelivery | None, typer.Option("--audio-delivery")] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
 ) -> None:
     """The modality ablation grid: run a model under both / video_only / audio_only / neither, judge each, and
     report fusion gain, video and audio reliance and the prior floor with paired 95% intervals.
@@ -116,7 +114,7 @@ def ablate_command(
     from omnivchat.diagnostics._grid import SelfCheckFailed, run_grid, self_check, write_ablation
     from omnivchat.judges import RULE_JUDGE, JudgesFileError, load_judges
     from omnivchat.prompts import load_prompt
-    from omnivchat.routes import CredentialError, Sampling, SettingsError, get_route
+    from omnivchat.routes import CredentialError, SettingsError
     from omnivchat.routes._openai import ConfigError
     from omnivchat.runs import ManifestMismatch, RunError
 
@@ -132,10 +130,9 @@ def ablate_command(
             else (config.panel(panel) if judges else [RULE_JUDGE])
         )
         prompt, label = load_prompt(system_prompt)
-        overrides = route_overrides(base_url, thinking, media_input_type, omit_modalities, audio_delivery)
 
         def make_route():
-            return get_route(model, key_file=key_file, key_field=key_field, **overrides)
+            return route.route(model)
 
         probe_route = make_route()
         warn_unchecked(probe_route)
@@ -152,7 +149,7 @@ def ablate_command(
         if not skip_self_check:
             console.print(SELF_CHECK_LINE)
             record = self_check(
-                loaded, output / "self-check", panel=members, config=config, progress=progress, **options
+                loaded, output / "self-check", panel=members, config=config, progress=progress, say=_say, **options
             )
             console.print("[green]self-check passed[/]")
         grid = run_grid(
@@ -162,11 +159,13 @@ def ablate_command(
             panel=members,
             config=config,
             progress=progress,
-            sampling=Sampling(temperature=temperature, max_tokens=max_tokens),
+            sampling=route.sampling(),
             concurrency=concurrency,
             manifest_extra={"ablation": {"self_check": "skipped" if skip_self_check else "ran"}},
+            say=_say,
             **options,
         )
+        _say(grid.reuse_line())
         path = write_ablation(
             output,
             loaded,
@@ -195,16 +194,11 @@ def ablate_command(
     console.print(f"wrote {path} and the runs under {output}")
 
 
+@route_options
 def check_route_command(
     model: Annotated[str, typer.Option("--model", help="Model id to check.")],
+    route: RouteOptions,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="JSON file for the result.")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible server URL up to /v1.")] = None,
-    key_file: Annotated[Path | None, typer.Option("--key-file")] = None,
-    key_field: Annotated[str | None, typer.Option("--key-field")] = None,
-    thinking: Annotated[Thinking | None, typer.Option("--thinking")] = None,
-    media_input_type: Annotated[MediaInput | None, typer.Option("--media-input-type")] = None,
-    omit_modalities: Annotated[bool | None, typer.Option("--omit-modalities/--no-omit-modalities")] = None,
-    audio_delivery: Annotated[AudioDelivery | None, typer.Option("--audio-delivery")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
 ) -> None:
     """Check that a route delivers the audio track: an audible clip (a spoken password and number) and its
@@ -214,17 +208,10 @@ def check_route_command(
     is written to --output and kept on record, so that `eval` and `ablate` can warn about unchecked routes.
     """
     from omnivchat.diagnostics._route_check import record_check, run_route_check
-    from omnivchat.routes import CredentialError, SettingsError, get_route
-    from omnivchat.routes._openai import ConfigError
 
     if output is not None:
         check_output_file(output, force=force)
-    try:
-        overrides = route_overrides(base_url, thinking, media_input_type, omit_modalities, audio_delivery)
-        route = get_route(model, key_file=key_file, key_field=key_field, **overrides)
-        result = run_route_check(route)
-    except (CredentialError, SettingsError, ConfigError) as err:
-        raise _fail(str(err)) from None
+    result = run_route_check(route.route(model), sampling=route.sampling())
     for record in result["records"]:
         answer = record["answer"] if record["answer"] is not None else f"(failed: {record['error']})"
         console.print(f"[bold]{record['control']}[/] (HTTP {record['http_status']}): {answer}", highlight=False)
@@ -282,7 +269,7 @@ def demo_command(
         )
     panel = ["rule"]
     try:
-        record = self_check(bench, output / "self-check", panel=panel, progress=progress)
+        record = self_check(bench, output / "self-check", panel=panel, progress=progress, say=_say)
     except SelfCheckFailed as err:
         raise _fail(str(err)) from None
     console.print(f"[green]self-check passed[/]: {SELF_CHECK_LINE.removeprefix('self-check: ')}")
@@ -293,7 +280,8 @@ def demo_command(
     dirs = []
     for model in DEMO_MODELS:
         out = output / model.replace(":", "-")
-        grid = run_grid(bench, lambda m=model: get_route(m), out, panel=panel, progress=progress)
+        grid = run_grid(bench, lambda m=model: get_route(m), out, panel=panel, progress=progress, say=_say)
+        _say(grid.reuse_line())
         write_ablation(
             out, bench, grid, panel=panel, aggregate="mean", neither="blank", self_check_record=record, simulated=True
         )

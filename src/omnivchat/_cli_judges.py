@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from omnivchat._cli_runs import _fail, console, err_console, print_failures
+from omnivchat._cli_runs import RETRY_ATTEMPTS, _fail, console, err_console, print_failures
 
 judges_app = typer.Typer(help="Judge studies.", no_args_is_help=True)
 
@@ -52,8 +52,8 @@ def judge_command(
         str | None, typer.Option("--aliases", help="Other correct names of the model under test, comma-separated.")
     ] = None,
     max_attempts: Annotated[
-        int, typer.Option("--max-attempts", min=1, help="Asks per verdict before it is unscored.")
-    ] = 3,
+        int, typer.Option("--max-attempts", min=1, help="Asks per verdict before it is unscored (retries included).")
+    ] = RETRY_ATTEMPTS,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
 ) -> None:
     """Grade a run's replies with LLM judges (rubric verdicts, and style with --style-judge).
@@ -185,8 +185,11 @@ def score_run(
     row = table1_row([i.scored_reply() for i in items], style_graded=style_judge is not None)
     title = f"Table 1 row: {the_bench.info.name}, panel {'+'.join(members)} ({aggregate})"
     values = print_table1(row, title)
-    written = write_scores(run_dir, the_bench, items, row, members, aggregate, style_judge)
-    console.print(f"wrote {written}")
+    try:
+        written = write_scores(run_dir, the_bench, items, row, members, aggregate, style_judge)
+        console.print(f"wrote {written}")
+    except OSError as err:  # read-only storage: the row above is the result; say what was not kept
+        err_console.print(f"[yellow]warning:[/] {run_dir / 'scores.json'} not written ({err.strerror})")
     print_unscored(items)
     incomplete = row.incompleteness()
     if incomplete is not None:

@@ -3,10 +3,12 @@ unless asked, never into a folder that holds something else; always atomically (
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from omnivchat.errors import OmnivchatError
 
@@ -106,3 +108,44 @@ def write_text_atomic(path: Path, text: str) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def read_text(path: Path, what: str = "file") -> str:
+    """The text of a UTF-8 file (a byte-order mark is allowed and dropped); a file that cannot be read or is not
+    UTF-8 raises InputError naming it, the line and the first bad byte."""
+    check_path(path, what)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise InputError(f"{what} {path} is a directory, not a file") from None
+    except OSError as err:
+        raise InputError(f"{what} {path}: cannot read ({err.strerror})") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise InputError(f"{path}:{line}: not UTF-8 text (byte {err.start}); save it as UTF-8") from None
+
+
+def decode_lines(data: bytes) -> Iterator[tuple[int, str | None]]:
+    """(line number, text) for each line of UTF-8 bytes, a leading byte-order mark dropped; the text is None for
+    a line that is not UTF-8, so a reader can name it and go on."""
+    for number, raw in enumerate(data.splitlines(), start=1):
+        if number == 1:
+            raw = raw.removeprefix(b"\xef\xbb\xbf")
+        try:
+            yield number, raw.decode("utf-8")
+        except UnicodeDecodeError:
+            yield number, None
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads`` that reports a document nested too deeply as a ValueError, not a RecursionError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None
+
+
+class InputError(OmnivchatError):
+    """An input file that cannot be read as what it should be; the message names it (and the line)."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from omnivchat._files import decode_lines, loads_json
 from omnivchat.bench._io import Bench, _format_validation
 from omnivchat.errors import OmnivchatError
 
@@ -38,39 +39,48 @@ def load_hits(path: str | Path, bench: Bench) -> dict[str, HitsRecord]:
     Raises HitsError listing every problem (bad JSON, unknown or duplicate ids, hits out of range, missing ids).
     """
     path = Path(path)
-    if not path.is_file():
+    if "\x00" in str(path) or not path.is_file():
         raise HitsError(path, ["file not found"])
     expected = {instance.id: instance for instance in bench.instances}
     records: dict[str, HitsRecord] = {}
     mentioned: set[str] = set()  # every id read, so an id whose line had a problem is not also "missing"
     problems: list[str] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path.name}:{number}"
-            try:
-                record = HitsRecord.model_validate(json.loads(line))
-            except json.JSONDecodeError as err:
-                problems.append(f"{where}: not valid JSON ({err.msg} at column {err.colno})")
-                continue
-            except ValidationError as err:
-                problems.extend(_format_validation(where, err))
-                continue
-            mentioned.add(record.id)
-            instance = expected.get(record.id)
-            if instance is None:
-                problems.append(f"{where}: id: {record.id!r} is not an instance of the bench")
-                continue
-            if record.id in records:
-                problems.append(f"{where}: id: {record.id!r} appears twice")
-                continue
-            k = len(instance.rubric)
-            outside = sorted({h for h in record.hits if not 1 <= h <= k})
-            if outside:
-                problems.append(f"{where}: hits: {outside} outside 1..{k} for instance {record.id!r}")
-                continue
-            records[record.id] = record
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise HitsError(path, [f"cannot read ({err.strerror})"]) from None
+    for number, line in decode_lines(data):
+        where = f"{path.name}:{number}"
+        if line is None:
+            problems.append(f"{where}: not UTF-8 text; save the file as UTF-8")
+            continue
+        if not line.strip():
+            continue
+        try:
+            record = HitsRecord.model_validate(loads_json(line))
+        except json.JSONDecodeError as err:
+            problems.append(f"{where}: not valid JSON ({err.msg} at column {err.colno})")
+            continue
+        except ValidationError as err:
+            problems.extend(_format_validation(where, err))
+            continue
+        except ValueError as err:  # nested too deeply
+            problems.append(f"{where}: not valid JSON ({err})")
+            continue
+        mentioned.add(record.id)
+        instance = expected.get(record.id)
+        if instance is None:
+            problems.append(f"{where}: id: {record.id!r} is not an instance of the bench")
+            continue
+        if record.id in records:
+            problems.append(f"{where}: id: {record.id!r} appears twice")
+            continue
+        k = len(instance.rubric)
+        outside = sorted({h for h in record.hits if not 1 <= h <= k})
+        if outside:
+            problems.append(f"{where}: hits: {outside} outside 1..{k} for instance {record.id!r}")
+            continue
+        records[record.id] = record
     missing = [i for i in expected if i not in mentioned]
     if missing:
         problems.append(f"{path.name}: no hits for {len(missing)} instance(s): {', '.join(missing)}")

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from omnivchat._files import InputError, decode_lines, loads_json, read_text
 from omnivchat.bench._model import Instance, Turn
 from omnivchat.bench._taxonomy import resolve_subcategory
 from omnivchat.errors import OmnivchatError
@@ -107,7 +108,13 @@ def _load_info(root: Path, problems: list[str]) -> BenchInfo | None:
         problems.append(f"{BENCH_FILE}: missing (it holds the bench name and version)")
         return None
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_text(path, BENCH_FILE))
+    except InputError as err:
+        problems.append(f"{BENCH_FILE}: {err}")
+        return None
+    except RecursionError:
+        problems.append(f"{BENCH_FILE}: nested too deeply to read")
+        return None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
@@ -131,42 +138,50 @@ def _load_instances(root: Path, problems: list[str], first_line: dict[str, int],
         return []
     instances: list[Instance] = []
     resolved_root = root.resolve()
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{INSTANCES_FILE}:{number}"
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as err:
-                problems.append(f"{where}: not valid JSON ({err.msg} at column {err.colno})")
-                continue
-            if not isinstance(data, dict):
-                problems.append(f"{where}: must be a JSON object, got {type(data).__name__}")
-                continue
-            try:
-                instance = Instance.model_validate(data)
-            except ValidationError as err:
-                problems.extend(_format_validation(where, err))
-                continue
-            if instance.id in first_line:
-                problems.append(f"{where}: id: duplicate id {instance.id!r} (first on line {first_line[instance.id]})")
-                continue
-            first_line[instance.id] = number
-            clips_present = True
-            for index, turn in enumerate(instance.turns):
-                clip = root / turn.video
-                if not clip.resolve().is_relative_to(resolved_root):
-                    problems.append(
-                        f"{where}: turns[{index}].video: media path {turn.video!r} escapes the bench directory"
-                    )
-                    clips_present = False
-                elif not clip.is_file():
-                    problems.append(f"{where}: turns[{index}].video: missing media file {turn.video!r}")
-                    clips_present = False
-            if clips_present:
-                clips_ok.add(instance.id)
-            instances.append(instance)
+    try:
+        data_bytes = path.read_bytes()
+    except OSError as err:
+        problems.append(f"{INSTANCES_FILE}: cannot read ({err.strerror})")
+        return []
+    for number, line in decode_lines(data_bytes):
+        where = f"{INSTANCES_FILE}:{number}"
+        if line is None:
+            problems.append(f"{where}: not UTF-8 text; save the file as UTF-8")
+            continue
+        if not line.strip():
+            continue
+        try:
+            data = loads_json(line)
+        except json.JSONDecodeError as err:
+            problems.append(f"{where}: not valid JSON ({err.msg} at column {err.colno})")
+            continue
+        except ValueError as err:
+            problems.append(f"{where}: not valid JSON ({err})")
+            continue
+        if not isinstance(data, dict):
+            problems.append(f"{where}: must be a JSON object, got {type(data).__name__}")
+            continue
+        try:
+            instance = Instance.model_validate(data)
+        except ValidationError as err:
+            problems.extend(_format_validation(where, err))
+            continue
+        if instance.id in first_line:
+            problems.append(f"{where}: id: duplicate id {instance.id!r} (first on line {first_line[instance.id]})")
+            continue
+        first_line[instance.id] = number
+        clips_present = True
+        for index, turn in enumerate(instance.turns):
+            clip = root / turn.video
+            if not clip.resolve().is_relative_to(resolved_root):
+                problems.append(f"{where}: turns[{index}].video: media path {turn.video!r} escapes the bench directory")
+                clips_present = False
+            elif not clip.is_file():
+                problems.append(f"{where}: turns[{index}].video: missing media file {turn.video!r}")
+                clips_present = False
+        if clips_present:
+            clips_ok.add(instance.id)
+        instances.append(instance)
     if not instances and not problems:
         problems.append(f"{INSTANCES_FILE}: no instances")
     return instances
@@ -186,6 +201,8 @@ def load_bench(path: str | Path, *, check_media: MediaCheck | None = None) -> Be
     in line order.
     """
     root = Path(path)
+    if "\x00" in str(root):
+        raise BenchError(root, ["the path holds a null byte"])
     if not root.is_dir():
         raise BenchError(root, ["not a directory"])
     problems: list[str] = []

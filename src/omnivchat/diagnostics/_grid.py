@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,7 +14,7 @@ from omnivchat.diagnostics.ablation import CONDITIONS, Diagnosis, diagnose
 from omnivchat.errors import OmnivchatError
 from omnivchat.judges import RULE_JUDGE, ItemScore, JudgesConfig, collect_scores, judge_run
 from omnivchat.routes import Route, Sampling, get_route
-from omnivchat.runs import RunError, run_eval
+from omnivchat.runs import RunError, RunSummary, run_eval
 
 NeitherMode = Literal["blank", "none"]
 VideoOnlyMode = Literal["mute", "strip"]
@@ -55,6 +55,14 @@ def condition_transform(
     raise ValueError(f"unknown condition {condition!r}; expected one of {', '.join(CONDITIONS)}")
 
 
+CONDITION_WORDS = {
+    "both": "both (the clips as they are)",
+    "video_only": "video_only (audio removed)",
+    "audio_only": "audio_only (video blanked)",
+    "neither": "neither (no usable media)",
+}
+
+
 def condition_label(condition: str, neither: NeitherMode, video_only: VideoOnlyMode) -> str:
     if condition == "neither":
         return f"neither:{neither}"
@@ -74,6 +82,14 @@ class GridResult:
     categories: dict[str, Diagnosis | None]
     n_items_used: int
     problem: str | None = None
+    runs: dict[str, RunSummary] = field(default_factory=dict)  # what each condition's run did (sent, reused)
+
+    def reuse_line(self) -> str:
+        """What the four runs took from their stores and what they sent: a resumed grid says what it reused."""
+        total = sum(s.total for s in self.runs.values())
+        reused = sum(s.reused for s in self.runs.values())
+        sent = sum(s.attempts for s in self.runs.values())
+        return f"{self.model}: {reused} of {total} replies reused from {self.out_dir}, {sent} requests sent"
 
     @property
     def flagged(self) -> bool:
@@ -105,6 +121,7 @@ def run_grid(
     floor_margin: float = 0.10,
     progress: bool = True,
     manifest_extra: dict[str, Any] | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> GridResult:
     """Run, judge and score the four conditions into ``out_dir/<condition>``, then diagnose.
 
@@ -116,12 +133,15 @@ def run_grid(
 
     out_dir = Path(out_dir)
     scores: dict[str, list[ItemScore]] = {}
+    summaries: dict[str, RunSummary] = {}
     model = ""
-    for condition in CONDITIONS:
+    for number, condition in enumerate(CONDITIONS, start=1):
         route = make_route()
         model = route.model_id
         run_dir = out_dir / condition
-        run_eval(
+        if say is not None:
+            say(f"{model}: condition {number} of {len(CONDITIONS)}, {CONDITION_WORDS[condition]}")
+        summaries[condition] = run_eval(
             bench,
             route,
             run_dir,
@@ -149,7 +169,8 @@ def run_grid(
         )
     ids, aligned = _aligned(scores)
     if not ids:
-        return GridResult(model, out_dir, scores, None, {}, 0, problem="no item was scored in all four conditions")
+        problem = "no item was scored in all four conditions"
+        return GridResult(model, out_dir, scores, None, {}, 0, problem=problem, runs=summaries)
     overall = diagnose(aligned, chance=chance, floor_margin=floor_margin)
     categories: dict[str, Diagnosis | None] = {}
     for code in CATEGORIES:
@@ -160,7 +181,7 @@ def run_grid(
             )
         elif keep:
             categories[code] = None
-    return GridResult(model, out_dir, scores, overall, categories, len(ids))
+    return GridResult(model, out_dir, scores, overall, categories, len(ids), runs=summaries)
 
 
 def caught(grid: GridResult, stream_flag: str) -> bool:
@@ -184,8 +205,10 @@ def self_check(
     about a real one.
     """
     out_dir = Path(out_dir)
-    results = {
-        model: run_grid(
+    say = grid_options.get("say")
+    results = {}
+    for model in SELF_CHECK_MODELS:
+        results[model] = run_grid(
             bench,
             lambda m=model: get_route(m),
             out_dir / model.replace(":", "-"),
@@ -194,8 +217,8 @@ def self_check(
             progress=progress,
             **grid_options,
         )
-        for model in SELF_CHECK_MODELS
-    }
+        if say is not None:
+            say(results[model].reuse_line())
     healthy = results[MUST_PASS]
     record: dict[str, Any] = {"skipped": False, "models": {}}
     why = []

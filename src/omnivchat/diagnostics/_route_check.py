@@ -58,17 +58,21 @@ def judge_answer(answer: str) -> dict[str, bool]:
     return {"password": recovered_password, "number": recovered_number, "claims_speech": claims}
 
 
-async def _ask(route: Route, clip: Path, control: str) -> dict[str, Any]:
+# Deterministic and short unless the user's sampling flags say otherwise.
+CHECK_SAMPLING = {"temperature": 0.0, "max_tokens": 512}
+_NO_AUDIO = re.compile(
+    r"\b(audio (is |was )?(unavailable|missing|not available)|no (audio|sound|speech)|can(no|')t hear|"
+    r"(do|did) not hear|(is|was) silent)\b",
+    re.I,
+)
+
+
+async def _ask(route: Route, clip: Path, control: str, sampling: Sampling) -> dict[str, Any]:
     from omnivchat import media
 
-    oracle = SimOracle(reference=SIM_REFERENCE, language="en", requires=("video", "audio"))
-    request = ChatRequest(
-        item_id=f"route-check-{control}",
-        clip=clip,
-        text=PROMPT,
-        sampling=Sampling(temperature=0.0, max_tokens=512),
-        oracle=oracle,
-    )
+    # The password and the number need the audio only: a simulated model that cannot see still answers them.
+    oracle = SimOracle(reference=SIM_REFERENCE, language="en", requires=("audio",))
+    request = ChatRequest(item_id=f"route-check-{control}", clip=clip, text=PROMPT, sampling=sampling, oracle=oracle)
     record: dict[str, Any] = {"control": control, "media_sha256": media.content_hash(clip)}
     try:
         prepared = await asyncio.to_thread(route.prepare, request)
@@ -86,6 +90,21 @@ async def _ask(route: Route, clip: Path, control: str) -> dict[str, Any]:
     }
 
 
+def _audible_failure(record: dict[str, Any]) -> str:
+    """What went wrong with the audible clip: the audio missing (dropped by the route, or not heard by the model),
+    or an answer that is wrong although the audio was there."""
+    delivered = record.get("delivered") or {}
+    if delivered.get("audio") is False:
+        return "audio missing: the route did not deliver the clip's audio track (see --audio-delivery)"
+    if _NO_AUDIO.search(record["answer"] or ""):
+        return "audio missing: the model says it heard no speech in the audible clip (the route may drop the track)"
+    missing = [name for name in ("password", "number") if not record["recovered"][name]]
+    return (
+        f"answer wrong: the audible answer does not give the spoken {' and '.join(missing)}, and does not say the "
+        "audio is missing (the model may not follow the prompt or not understand the speech)"
+    )
+
+
 def evaluate(records: list[dict[str, Any]]) -> tuple[bool, list[str]]:
     """Pass/fail and the reasons, from the audible and silent records."""
     by = {r["control"]: r for r in records}
@@ -97,7 +116,7 @@ def evaluate(records: list[dict[str, Any]]) -> tuple[bool, list[str]]:
         return False, reasons
     heard, silent = by["audible"]["recovered"], by["silent"]["recovered"]
     if not (heard["password"] and heard["number"]):
-        reasons.append("the audible answer did not recover both the password and the number: audio not delivered?")
+        reasons.append(_audible_failure(by["audible"]))
     if silent["password"] or silent["number"]:
         reasons.append("the silent answer recovered the spoken values: the check cannot tell audio from guessing")
     elif silent["claims_speech"]:
@@ -105,13 +124,17 @@ def evaluate(records: list[dict[str, Any]]) -> tuple[bool, list[str]]:
     return not reasons, reasons
 
 
-def run_route_check(route: Route, settings_overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Send the audible and the silent clip once each through ``route``; return the result record."""
+def run_route_check(route: Route, sampling: Sampling | None = None) -> dict[str, Any]:
+    """Send the audible and the silent clip once each through ``route``; return the result record.
+
+    ``sampling`` flags that are set replace the check's own (temperature 0, 512 tokens)."""
     audible, silent = check_clips()
+    given = sampling.model_dump(exclude_none=True) if sampling is not None else {}
+    used = Sampling(**{**CHECK_SAMPLING, **given})
 
     async def go() -> list[dict[str, Any]]:
         try:
-            return [await _ask(route, audible, "audible"), await _ask(route, silent, "silent")]
+            return [await _ask(route, audible, "audible", used), await _ask(route, silent, "silent", used)]
         finally:
             await route.aclose()
 
@@ -128,6 +151,7 @@ def run_route_check(route: Route, settings_overrides: dict[str, Any] | None = No
         "settings": settings,
         "expected_audio": {"password": PASSWORD, "number": NUMBER, "spoken": SPOKEN},
         "prompt": PROMPT,
+        "sampling": used.model_dump(),
         "records": records,
         "passed": passed,
         "reasons": reasons,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from omnivchat._files import InputError, loads_json, read_text
 from omnivchat.errors import OmnivchatError
 
 RULE_JUDGE = "rule"  # the offline rule judge: always available, needs no file entry
@@ -91,11 +91,11 @@ def load_judges(path: str | Path | None) -> JudgesConfig:
         return JudgesConfig()
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-    except OSError as err:
-        raise JudgesFileError(f"{path}: cannot read ({err.strerror})") from None
-    except (ValueError, tomllib.TOMLDecodeError) as err:
+        text = read_text(path, "judges file")
+        data = tomllib.loads(text) if path.suffix == ".toml" else loads_json(text)
+    except InputError as err:
+        raise JudgesFileError(str(err)) from None
+    except (ValueError, tomllib.TOMLDecodeError, RecursionError) as err:
         raise JudgesFileError(f"{path}: not valid {'TOML' if path.suffix == '.toml' else 'JSON'} ({err})") from None
     try:
         return JudgesConfig.model_validate(data)

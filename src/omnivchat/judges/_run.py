@@ -16,7 +16,17 @@ from omnivchat.judges._requests import STYLE_REQUIREMENTS, JudgePrompts, aliases
 from omnivchat.judges._rule import rule_verdict
 from omnivchat.judges._verdict import parse_verdict
 from omnivchat.routes import ChatRequest, ChatResponse, Route, get_route, resolve_api_key, resolve_settings
-from omnivchat.runs import CANDIDATE, STORE_FILE, RetryPolicy, RunError, Runner, RunStore, RunSummary, load_manifest
+from omnivchat.runs import (
+    CANDIDATE,
+    STORE_FILE,
+    RetryPolicy,
+    RunError,
+    Runner,
+    RunStore,
+    RunSummary,
+    load_manifest,
+    writes_run_dir,
+)
 from omnivchat.runs._manifest import bench_identity
 from omnivchat.scoring import ScoredReply, is_empty_reply, rubric_score
 
@@ -106,6 +116,7 @@ class JudgeReport:
     not_run: int = 0  # bench items the run never ran: nothing to judge, and the run is incomplete
 
 
+@writes_run_dir("run_dir", "judge")  # verdicts and judges.json go into the run directory: one writer at a time
 async def judge_run_async(
     run_dir: str | Path,
     bench: Bench,
@@ -115,7 +126,7 @@ async def judge_run_async(
     prompts: JudgePrompts | None = None,
     style_judge: str | None = None,
     aliases: list[str] | None = None,
-    max_attempts: int = 3,
+    max_attempts: int = RetryPolicy.max_attempts,  # the same default as a model request
     progress: bool = True,
 ) -> JudgeReport:
     """Send every missing rubric verdict (and style check) for the run's non-empty replies; reuse stored ones.
@@ -272,7 +283,7 @@ def collect_scores(
     run_dir = Path(run_dir)
     by_id = {i.id: i for i in bench.instances}
     scores: list[ItemScore] = []
-    with RunStore(run_dir / STORE_FILE) as store:
+    with RunStore(run_dir / STORE_FILE, read_only=True) as store:
         outcomes = candidate_outcomes(store)
         unknown = sorted(set(outcomes) - set(by_id))
         if unknown:
@@ -340,7 +351,7 @@ def collect_judgments(run_dir: str | Path, bench: Bench, judges: list[str]) -> l
     identities: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     by_id = {i.id: i for i in bench.instances}
     judgments = []
-    with RunStore(run_dir / STORE_FILE) as store:
+    with RunStore(run_dir / STORE_FILE, read_only=True) as store:
         replies = candidate_replies(store)
         for judge in judges:
             if judge != RULE_JUDGE and not store.items(rubric_kind(judge)):

@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+
+from omnivchat._files import check_output_dir, write_text_atomic
 
 if TYPE_CHECKING:
     from omnivchat.media._tail_clip import ClipTailResult
@@ -70,14 +73,16 @@ def repair_tails_command(
     out: Annotated[
         Path | None,
         typer.Option(
+            "--output",
+            "-o",
             "--out",
             help="Where PNGs and report.json go (default: BENCH_DIR/tail-repair). In a dry run they are "
-            "written only when --out is given.",
+            "written only when --output is given.",
         ),
     ] = None,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Clips processed in parallel.")] = min(
-        4, os.cpu_count() or 1
-    ),
+    jobs: Annotated[
+        int, typer.Option("--concurrency", "--jobs", "-j", min=1, help="Clips processed in parallel.")
+    ] = min(4, os.cpu_count() or 1),
 ) -> None:
     """Detect and repair audio tail artifacts (a click near the end, an abrupt cut-off) in a bench.
 
@@ -96,11 +101,9 @@ def repair_tails_command(
 
     console = Console(width=None if sys.stdout.isatty() else 160)
     err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
-    try:
-        clips = find_clips(bench_dir)
-    except MediaError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(code=2) from None
+    clips = find_clips(bench_dir)  # a MediaError ends the command as one line
+    if out is not None:
+        check_output_dir(out, ours=lambda d: (d / "report.json").is_file(), kind="a repair-tails output folder")
     progress = Progress(
         TextColumn("[bold]repair-tails[/]"),
         BarColumn(),
@@ -127,7 +130,7 @@ def repair_tails_command(
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n or s == "clean")
     console.print(f"{len(results)} clips: {sum(r.flagged for r in results)} flagged; {summary}; {len(errors)} errors")
     for r in errors:
-        err.print(f"[bold red]error:[/] {r.error}", highlight=False)
+        err.print(f"[bold red]error:[/] {escape(str(r.error))}", highlight=False)
 
     write = out is not None or not dry_run
     written: list[Path] = []
@@ -141,12 +144,11 @@ def repair_tails_command(
                 title = f"{r.path}: {r.status}; " + (r.scores_before.describe() if r.scores_before else "")
                 written.append(plot_tail_pair(before, after, sr, info, target / _png_name(r.path), title=title))
             except MediaError as exc:
-                err.print(f"[bold red]error:[/] plot: {exc}", highlight=False)
-        report = target / "report.json"
-        report.write_text(
+                err.print(f"[bold red]error:[/] plot: {escape(str(exc))}", highlight=False)
+        report = write_text_atomic(
+            target / "report.json",
             json.dumps({"bench": str(bench_dir), "dry_run": dry_run, "clips": [asdict(r) for r in results]}, indent=1)
             + "\n",
-            encoding="utf-8",
         )
         written.append(report)
     for path in written:

@@ -3,6 +3,7 @@
 from omnivchat.routes._base import Prepared, Route
 from omnivchat.routes._credentials import CredentialError, Secret, read_key_file, resolve_api_key
 from omnivchat.routes._defaults import DEFAULTS, PROVIDER_DEFAULT, RouteSettings, SettingsError, resolve_settings
+from omnivchat.routes._redact import Redactor, redact
 from omnivchat.routes._registry import get_route
 from omnivchat.routes._types import (
     RETRYABLE,
@@ -25,6 +26,7 @@ __all__ = [
     "Delivered",
     "HistoryTurn",
     "Prepared",
+    "Redactor",
     "Route",
     "RouteError",
     "RouteSettings",
@@ -34,6 +36,7 @@ __all__ = [
     "SimOracle",
     "get_route",
     "read_key_file",
+    "redact",
     "resolve_api_key",
     "resolve_settings",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -33,28 +34,26 @@ class Secret:
 
 
 def read_key_file(path: str | Path, field: str) -> Secret:
-    """The value of ``field`` in a file of ``NAME=value`` lines (``export`` prefixes, quotes, # comments allowed)."""
+    """The value of ``field`` in a dotenv file (``NAME=value`` lines, ``export`` prefixes, quotes, # comments),
+    parsed by python-dotenv; a UTF-8 byte-order mark is allowed, other encodings are refused by name."""
+    from dotenv import dotenv_values
+
     path = Path(path)
+    if "\x00" in str(path):
+        raise CredentialError(f"key file {str(path)!r}: the path holds a null byte")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_bytes().decode("utf-8-sig")
     except OSError as err:
         raise CredentialError(f"key file {path}: cannot read ({err.strerror})") from None
-    for line in lines:
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        name, _, value = line.removeprefix("export ").partition("=")
-        if name.strip() != field:
-            continue
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        elif " #" in value:
-            value = value.split(" #", 1)[0].rstrip()
-        if not value:
-            raise CredentialError(f"key file {path}: field {field} is empty")
-        return Secret(value)
-    raise CredentialError(f"key file {path}: no field named {field}")
+    except UnicodeDecodeError as err:
+        raise CredentialError(f"key file {path}: not UTF-8 text (byte {err.start}); save it as UTF-8") from None
+    values = dotenv_values(stream=io.StringIO(text), interpolate=False)
+    if field not in values:
+        raise CredentialError(f"key file {path}: no field named {field}")
+    value = (values[field] or "").strip()
+    if not value:
+        raise CredentialError(f"key file {path}: field {field} is empty")
+    return Secret(value)
 
 
 def resolve_api_key(
@@ -73,7 +72,7 @@ def resolve_api_key(
 
 
 def redact(text: str, secret: Secret | None) -> str:
-    """``text`` with every occurrence of the secret replaced, for error messages from libraries."""
-    if secret is None or not secret.reveal():
-        return text
-    return text.replace(secret.reveal(), "***")
+    """``text`` without the secret in any of the forms `omnivchat.routes._redact` lists (encoded, in pieces)."""
+    from omnivchat.routes._redact import Redactor
+
+    return Redactor(secret).text(text)

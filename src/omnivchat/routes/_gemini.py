@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
 from omnivchat._canonical import sha256_json
 from omnivchat.routes._base import Prepared
-from omnivchat.routes._credentials import Secret, redact
+from omnivchat.routes._credentials import Secret
 from omnivchat.routes._defaults import RouteSettings
 from omnivchat.routes._media_parts import MediaStore
+from omnivchat.routes._redact import Redactor
 from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError
 
 GEMINI_API = "https://generativelanguage.googleapis.com"
@@ -30,6 +32,9 @@ def _sdk() -> tuple[Any, Any, Any]:
         from omnivchat.routes._openai import ConfigError
 
         raise ConfigError("the gemini route needs google-genai: pip install 'omnivchat[gemini]'") from None
+    # The SDK warns "<value> is not a valid <Enum>" with whatever the server sent (a finish reason, say), which
+    # would print a server-chosen string, key included, to stderr; our own error reports the value, redacted.
+    warnings.filterwarnings("ignore", message=r".* is not a valid \w+$", category=UserWarning, module=r"google\.genai")
     return genai, types, errors
 
 
@@ -42,6 +47,7 @@ class GeminiRoute:
         self.model_name = model_id.removeprefix("gemini:")
         self.settings = settings
         self._api_key = api_key
+        self._redactor = Redactor(api_key)
         self._client: Any = None
 
     @property
@@ -122,6 +128,17 @@ class GeminiRoute:
         )
 
     async def send(self, prepared: Prepared) -> ChatResponse:
+        """One attempt; whatever the server sent leaves here redacted of the key (see `omnivchat.routes._redact`)."""
+        try:
+            response = await self._send(prepared)
+        except RouteError as err:
+            failure = err
+        else:
+            return self._redactor.response(response)
+        # Raised outside the handler so that the unredacted original is not chained to it as __context__.
+        raise self._redactor.error(failure)
+
+    async def _send(self, prepared: Prepared) -> ChatResponse:
         types, errors = self._types, self._errors
         client = self._get_client()
         request = prepared.request
@@ -168,11 +185,15 @@ class GeminiRoute:
                 if code == 408
                 else ("server_error" if code >= 500 else "http_error")
             )
-            message = redact(f"HTTP {code}: {getattr(err, 'message', '')}"[:300], self._api_key)
+            # Redacted before the cut: the SDK's message can be a whole error page echoing the key.
+            message = self._redactor.cut(f"HTTP {code}: {getattr(err, 'message', '') or ''}", 300)
             raise RouteError(kind, message, http_status=code) from None  # type: ignore[arg-type]
         except Exception as err:  # the SDK's transport (httpx) errors: connection trouble, retryable
-            raise RouteError("connection", redact(f"{type(err).__name__}: {err}", self._api_key)) from None
-        return self._complete(response, request, time.perf_counter() - started, prepared.delivered)
+            raise RouteError("connection", self._redactor.cut(f"{type(err).__name__}: {err}", 300)) from None
+        try:
+            return self._complete(response, request, time.perf_counter() - started, prepared.delivered)
+        except (AttributeError, TypeError):  # an answer the SDK parsed but that lacks what a reply needs
+            raise RouteError("malformed", "the answer is not a generateContent response") from None
 
     def _complete(self, response: Any, request: ChatRequest, latency: float, delivered: Delivered) -> ChatResponse:
         candidates = getattr(response, "candidates", None) or []
@@ -184,7 +205,7 @@ class GeminiRoute:
         if finish == "length":
             raise RouteError("length", "the reply was cut at max_output_tokens", partial_text=text)
         if finish != "stop":
-            raise RouteError("bad_finish", f"finish reason {reason}", partial_text=text)
+            raise RouteError("bad_finish", f"finish reason {self._redactor.cut(reason, 80)}", partial_text=text)
         if request.require_text and not text.strip():
             raise RouteError("empty", "empty reply where text is required")
         meta = getattr(response, "usage_metadata", None)

@@ -13,9 +13,10 @@ from urllib.parse import urlsplit
 from omnivchat._canonical import sha256_json
 from omnivchat.errors import OmnivchatError
 from omnivchat.routes._base import Prepared
-from omnivchat.routes._credentials import Secret, redact
+from omnivchat.routes._credentials import Secret
 from omnivchat.routes._defaults import RouteSettings
 from omnivchat.routes._media_parts import MediaStore, clip_parts
+from omnivchat.routes._redact import Redactor
 from omnivchat.routes._sse import SSEParser
 from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError
 
@@ -67,6 +68,7 @@ class OpenAIRoute:
         self.settings = settings
         self._base_url = _check_base_url(settings.base_url, model_id)
         self._api_key = api_key
+        self._redactor = Redactor(api_key)
         self._session: Any = None
 
     @property
@@ -139,7 +141,22 @@ class OpenAIRoute:
         return self._session
 
     async def send(self, prepared: Prepared) -> ChatResponse:
-        """One attempt. Returns only a completed answer (finish reason `stop`); raises RouteError otherwise."""
+        """One attempt. Returns only a completed answer (finish reason `stop`); raises RouteError otherwise.
+
+        Whatever the server sent leaves here redacted of the key (see `omnivchat.routes._redact`)."""
+        try:
+            response = await self._send(prepared)
+        except RouteError as err:
+            failure = err
+        else:
+            return self._redactor.response(response)
+        # Raised outside the handler so that the unredacted original is not chained to it as __context__.
+        raise self._redactor.error(failure)
+
+    def _cut(self, text: str, limit: int) -> str:
+        return self._redactor.cut(text, limit)
+
+    async def _send(self, prepared: Prepared) -> ChatResponse:
         import aiohttp
 
         session = await self._get_session()
@@ -162,23 +179,25 @@ class OpenAIRoute:
         except TimeoutError:
             raise RouteError("timeout", f"no complete answer within {self.settings.timeout_s:g} s") from None
         except aiohttp.ClientPayloadError as err:
-            raise RouteError("stream_cut", redact(f"connection closed mid-answer ({err})", self._api_key)) from None
+            raise RouteError("stream_cut", self._cut(f"connection closed mid-answer ({err})", 300)) from None
         except (aiohttp.ClientError, OSError) as err:
-            raise RouteError("connection", redact(f"{type(err).__name__}: {err}", self._api_key)) from None
+            raise RouteError("connection", self._cut(f"{type(err).__name__}: {err}", 300)) from None
         result.latency_s = time.perf_counter() - started
         result.delivered = prepared.delivered
         return result
 
     async def _http_error(self, response: Any) -> RouteError:
         # Keep the provider's short error message only, never the body: it can echo request content.
-        message = ""
+        message: Any = ""
         try:
             data = json.loads(await response.read())
             error = data.get("error") if isinstance(data, dict) else None
-            message = (error.get("message") if isinstance(error, dict) else str(error or "")) or ""
+            message = (error.get("message") if isinstance(error, dict) else error) or ""
         except (ValueError, UnicodeDecodeError):
             pass
-        message = redact(message[:300], self._api_key)
+        if not isinstance(message, str):
+            message = json.dumps(self._redactor.data(message), ensure_ascii=False)
+        message = self._cut(message, 300)
         return RouteError(
             _status_kind(response.status),  # type: ignore[arg-type]
             f"HTTP {response.status}" + (f": {message}" if message else ""),
@@ -202,24 +221,26 @@ class OpenAIRoute:
                 try:
                     event = json.loads(data)
                 except ValueError:
-                    raise RouteError("malformed", f"stream chunk is not JSON: {data[:80]!r}") from None
+                    # Redacted before the cut: a proxy's complaint can echo the Authorization header.
+                    raise RouteError("malformed", f"stream chunk is not JSON: {self._cut(data, 80)!r}") from None
                 if not isinstance(event, dict):
-                    raise RouteError("malformed", f"stream chunk is not an object: {data[:80]!r}")
+                    raise RouteError("malformed", f"stream chunk is not an object: {self._cut(data, 80)!r}")
                 if "error" in event:
-                    raise RouteError(
-                        "stream_error", redact(f"error in stream: {str(event['error'])[:300]}", self._api_key)
-                    )
-                model = event.get("model") or model
+                    # Redacted as data first: str() of a dict escapes what it quotes, which could hide a key.
+                    shown = str(self._redactor.data(event["error"]))
+                    raise RouteError("stream_error", "error in stream: " + self._cut(shown, 300))
+                if isinstance(event.get("model"), str) and event["model"]:
+                    model = event["model"]
                 if isinstance(event.get("usage"), dict):
                     usage = event["usage"]
-                for choice in event.get("choices") or []:
-                    delta = choice.get("delta") or {}
-                    if delta.get("content"):
-                        text.append(delta["content"])
-                    thought = delta.get("reasoning_content") or delta.get("reasoning")
-                    if thought:
-                        reasoning.append(thought)
-                    finish = choice.get("finish_reason") or finish
+                try:
+                    for choice in event.get("choices") or []:
+                        delta = choice.get("delta") or {}
+                        text.append(_text(delta.get("content")))
+                        reasoning.append(_text(delta.get("reasoning_content") or delta.get("reasoning")))
+                        finish = choice.get("finish_reason") or finish
+                except (AttributeError, TypeError):
+                    raise RouteError("malformed", "stream chunk is not a chat.completion.chunk") from None
         if not done:
             raise RouteError("stream_cut", "the stream ended before [DONE]", partial_text="".join(text))
         return self._complete("".join(text), "".join(reasoning), finish, usage, model, response.status, request)
@@ -229,20 +250,17 @@ class OpenAIRoute:
             data = json.loads(await response.read())
             choice = data["choices"][0]
             message = choice.get("message") or {}
+            text = _text(message.get("content"))
+            reasoning = _text(message.get("reasoning_content") or message.get("reasoning"))
+            finish = choice.get("finish_reason")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             raise RouteError("malformed", "response is not a chat.completion object") from None
-        return self._complete(
-            message.get("content") or "",
-            message.get("reasoning_content") or message.get("reasoning") or "",
-            choice.get("finish_reason"),
-            data.get("usage") or {},
-            data.get("model"),
-            response.status,
-            request,
-        )
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        model = data.get("model") if isinstance(data.get("model"), str) else None
+        return self._complete(text, reasoning, finish, usage, model, response.status, request)
 
-    @staticmethod
     def _complete(
+        self,
         text: str,
         reasoning: str,
         finish: str | None,
@@ -254,7 +272,8 @@ class OpenAIRoute:
         if finish == "length":
             raise RouteError("length", "the reply was cut at max_tokens (finish reason `length`)", partial_text=text)
         if finish != "stop":
-            raise RouteError("bad_finish", f"finish reason {finish!r}, not 'stop'", partial_text=text)
+            shown = finish if finish is None else self._cut(str(finish), 80)
+            raise RouteError("bad_finish", f"finish reason {shown!r}, not 'stop'", partial_text=text)
         if request.require_text and not text.strip():
             raise RouteError("empty", "empty reply where text is required")
         return ChatResponse(
@@ -265,3 +284,12 @@ class OpenAIRoute:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def _text(value: Any) -> str:
+    """A content or reasoning field: a string, or nothing; anything else is not the protocol."""
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str):
+        raise TypeError("not a string")
+    return value

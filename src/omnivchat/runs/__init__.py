@@ -1,7 +1,16 @@
-"""Runs: the manifest, the SQLite run store, and the resumable async runner."""
+"""Runs: the manifest, the SQLite run store, the writer lock of a run directory, and the resumable async runner."""
 
-from omnivchat.runs._export import EXPORT_SCHEMA, RunError, export_run, load_manifest, run_status
+from omnivchat.runs._errors import RunError
+from omnivchat.runs._export import (
+    EXPORT_SCHEMA,
+    SOCIALOMNI_JUDGING_PROTOCOL,
+    SOCIALOMNI_PROTOCOL,
+    export_run,
+    load_manifest,
+    run_status,
+)
 from omnivchat.runs._limiter import AdaptiveLimiter, backoff_delay
+from omnivchat.runs._lock import LOCK_FILE, LOCKING, LockHolder, RunLocked, lock_holder, run_lock, writes_run_dir
 from omnivchat.runs._manifest import MANIFEST_FILE, PROTOCOL, ManifestMismatch, build_manifest, differences
 from omnivchat.runs._runner import (
     CANDIDATE,
@@ -18,13 +27,19 @@ from omnivchat.runs._store import RunStore, StoredResult
 __all__ = [
     "CANDIDATE",
     "EXPORT_SCHEMA",
+    "LOCKING",
+    "LOCK_FILE",
     "MANIFEST_FILE",
     "PROTOCOL",
+    "SOCIALOMNI_JUDGING_PROTOCOL",
+    "SOCIALOMNI_PROTOCOL",
     "STORE_FILE",
     "AdaptiveLimiter",
+    "LockHolder",
     "ManifestMismatch",
     "RetryPolicy",
     "RunError",
+    "RunLocked",
     "RunStore",
     "RunSummary",
     "Runner",
@@ -35,7 +50,10 @@ __all__ = [
     "differences",
     "export_run",
     "load_manifest",
+    "lock_holder",
     "run_eval",
     "run_eval_async",
+    "run_lock",
     "run_status",
+    "writes_run_dir",
 ]

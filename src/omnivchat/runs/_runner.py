@@ -19,6 +19,7 @@ from omnivchat.errors import Interrupted
 from omnivchat.media import MediaError
 from omnivchat.routes import ChatRequest, ChatResponse, HistoryTurn, Prepared, Route, RouteError, Sampling, SimOracle
 from omnivchat.runs._limiter import AdaptiveLimiter, backoff_delay
+from omnivchat.runs._lock import writes_run_dir
 from omnivchat.runs._manifest import build_manifest, write_or_check_manifest
 from omnivchat.runs._store import RunStore
 
@@ -206,6 +207,7 @@ class Runner:
                 ) from None
 
 
+@writes_run_dir("run_dir", "eval")  # one writer per run directory: taken before the manifest is read or written
 async def run_eval_async(
     bench: Bench,
     route: Route,

@@ -3,6 +3,17 @@
 Attempts are appended, never replaced: an attempt row is written when it starts and its outcome filled in once
 when it ends, so an attempt cut by a crash stays visible (outcome NULL, shown as "interrupted"). A result exists
 only for a completed answer. Media never enter the store: requests are described with content hashes.
+
+Readers open the store read-only (``RunStore(path, read_only=True)``): they create no file and change none, work on
+read-only storage, and read a store that another process is writing. SQLite's WAL mode needs two side files for
+that (``-wal`` and ``-shm``), which a plain read-only connection would create and leave behind, so:
+
+- when the side files exist (a writer is at work, or one was killed), the store is opened ``mode=ro`` with
+  ``readonly_shm=1``: the reader sees everything committed, as one snapshot for the whole session (one read
+  transaction), and writes nothing, not even to ``-shm``;
+- when they do not (the store was closed cleanly), the main file holds everything and is opened ``immutable=1``:
+  no lock, no side file. A writer could start meanwhile, so every read checks afterwards that the file and its
+  side files are as they were when opened, and otherwise reads again through a fresh connection.
 """
 
 from __future__ import annotations
@@ -10,11 +21,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from omnivchat.routes import ChatResponse, RouteError
+from omnivchat.runs._errors import RunError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS requests (
@@ -65,6 +78,16 @@ CREATE TABLE IF NOT EXISTS items (
 """
 
 
+SIDE_FILES = ("-wal", "-shm")
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return None
+
+
 @dataclass(frozen=True)
 class StoredResult:
     key: str
@@ -78,15 +101,85 @@ class StoredResult:
 
 
 class RunStore:
-    """One SQLite file per run directory; used from one thread (the event loop's)."""
+    """One SQLite file per run directory; used from one thread (the event loop's).
 
-    def __init__(self, path: str | Path) -> None:
+    ``read_only``: open an existing store for reading only (see the module docstring); the write methods then
+    fail. A writer must hold the run directory's lock (:mod:`omnivchat.runs._lock`); a reader never does.
+    """
+
+    def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = Path(path)
+        self.read_only = read_only
+        self._mode = "rw"
+        self._opened: tuple[object, ...] = ()
+        if read_only:
+            self._db = self._open_read_only()
+            return
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives a process kill
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(SCHEMA)
+
+    def _side(self, suffix: str) -> Path:
+        return self.path.with_name(self.path.name + suffix)
+
+    def _state(self) -> tuple[object, ...]:
+        """What a change by a writer would change: the main file's identity, size and times, the side files."""
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return ("missing",)
+        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, *(self._side(s).exists() for s in SIDE_FILES))
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        if not self.path.is_file():
+            raise RunError(f"{self.path}: no run store here")
+        wal, shm = (self._side(s) for s in SIDE_FILES)
+        deadline = time.monotonic() + 0.5
+        while wal.exists() and not shm.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)  # a writer opening the store makes -wal, then -shm
+        wal_size = _size(wal)
+        if wal_size is not None and shm.exists():
+            mode, query = "ro", "mode=ro&readonly_shm=1"
+        elif not wal_size:
+            mode, query = "immutable", "mode=ro&immutable=1"  # no committed page outside the main file
+        else:  # a -wal with content but no -shm (a damaged store): SQLite must rebuild the -shm to read it
+            mode, query = "ro", "mode=ro"
+        self._opened = self._state()
+        try:
+            db = sqlite3.connect(
+                f"{self.path.resolve().as_uri()}?{query}", uri=True, isolation_level=None, check_same_thread=False
+            )
+            db.execute("PRAGMA busy_timeout=5000")
+            if mode == "ro":
+                db.execute("BEGIN")  # one read transaction: every read of this session sees the same snapshot
+        except sqlite3.Error as err:
+            raise RunError(f"{self.path}: cannot open the run store for reading ({err})") from None
+        self._mode = mode
+        return db
+
+    def _rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """Run a read query. Read again through a fresh connection when a writer changed the store under an
+        immutable connection, or when a read-only one fails while a writer opens or closes the store."""
+        for _ in range(5):
+            try:
+                rows = self._db.execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as err:
+                if self._mode == "rw":
+                    raise
+                changed = self._state() != self._opened
+                if not (self._mode == "immutable" and changed):
+                    if str(err).startswith("no such table"):
+                        return []  # a store its writer has only just made: nothing in it yet
+                    if not changed:
+                        raise
+            else:
+                if self._mode != "immutable" or self._state() == self._opened:
+                    return rows
+            self._db.close()
+            self._db = self._open_read_only()
+        raise RunError(f"{self.path}: the store kept changing while it was read; try again")
 
     def close(self) -> None:
         self._db.close()
@@ -170,29 +263,31 @@ class RunStore:
     # ---------------------------------------------------------------------------------------- reading
 
     def result(self, key: str) -> StoredResult | None:
-        row = self._db.execute(
+        rows = self._rows(
             "SELECT key, text, reasoning, finish_reason, usage, model, latency, delivered FROM results WHERE key=?",
             (key,),
-        ).fetchone()
-        if row is None:
+        )
+        if not rows:
             return None
+        row = rows[0]
         return StoredResult(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], json.loads(row[7]))
 
     def items(self, kind: str = "candidate") -> list[dict[str, Any]]:
-        rows = self._db.execute(
+        rows = self._rows(
             "SELECT item_id, key, status, error_kind, error, meta FROM items WHERE kind=? ORDER BY item_id", (kind,)
-        ).fetchall()
+        )
         names = ("item_id", "key", "status", "error_kind", "error", "meta")
         return [{**dict(zip(names, r, strict=True)), "meta": json.loads(r[5])} for r in rows]
 
     def item(self, item_id: str, kind: str) -> dict[str, Any] | None:
         """One item's row (by its primary key), or None."""
-        row = self._db.execute(
+        rows = self._rows(
             "SELECT item_id, key, status, error_kind, error, meta FROM items WHERE item_id=? AND kind=?",
             (item_id, kind),
-        ).fetchone()
-        if row is None:
+        )
+        if not rows:
             return None
+        row = rows[0]
         names = ("item_id", "key", "status", "error_kind", "error", "meta")
         return {**dict(zip(names, row, strict=True)), "meta": json.loads(row[5])}
 
@@ -201,7 +296,7 @@ class RunStore:
             "SELECT id, key, item_id, started, ended, status, http_status, error_kind, error, latency, usage, "
             "finish_reason FROM attempts"
         )
-        rows = self._db.execute(query + (" WHERE key=? ORDER BY id" if key else " ORDER BY id"), (key,) if key else ())
+        rows = self._rows(query + (" WHERE key=? ORDER BY id" if key else " ORDER BY id"), (key,) if key else ())
         names = (
             "id",
             "key",
@@ -216,25 +311,23 @@ class RunStore:
             "usage",
             "finish_reason",
         )
-        return [dict(zip(names, r, strict=True)) for r in rows.fetchall()]
+        return [dict(zip(names, r, strict=True)) for r in rows]
 
-    def counts(self) -> dict[str, Any]:
-        """Counts for `runs show`: items by status and failure kind, attempts by outcome, token usage."""
-        db = self._db
-        items = dict(db.execute("SELECT status, COUNT(*) FROM items WHERE kind='candidate' GROUP BY status").fetchall())
+    def counts(self, kind: str = "candidate") -> dict[str, Any]:
+        """Counts for `runs show`: items of ``kind`` by status and failure kind, attempts (of every kind) by
+        outcome, token usage."""
+        items = dict(self._rows("SELECT status, COUNT(*) FROM items WHERE kind=? GROUP BY status", (kind,)))
         kinds = dict(
-            db.execute(
-                "SELECT error_kind, COUNT(*) FROM items WHERE kind='candidate' AND status='failed' GROUP BY error_kind"
-            ).fetchall()
+            self._rows(
+                "SELECT error_kind, COUNT(*) FROM items WHERE kind=? AND status='failed' GROUP BY error_kind", (kind,)
+            )
         )
-        attempts = dict(
-            db.execute("SELECT COALESCE(status, 'interrupted'), COUNT(*) FROM attempts GROUP BY 1").fetchall()
-        )
+        attempts = dict(self._rows("SELECT COALESCE(status, 'interrupted'), COUNT(*) FROM attempts GROUP BY 1"))
         attempt_kinds = dict(
-            db.execute("SELECT error_kind, COUNT(*) FROM attempts WHERE status='failed' GROUP BY error_kind").fetchall()
+            self._rows("SELECT error_kind, COUNT(*) FROM attempts WHERE status='failed' GROUP BY error_kind")
         )
         tokens: dict[str, float] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-        for (usage,) in db.execute("SELECT usage FROM results"):
+        for (usage,) in self._rows("SELECT usage FROM results"):
             for name, value in json.loads(usage).items():
                 # token counts always; a cost only when the server reported one (never estimated here)
                 if (name in tokens or name == "cost") and isinstance(value, int | float):
@@ -246,3 +339,13 @@ class RunStore:
             "attempt_failures": attempt_kinds,
             "tokens": tokens,
         }
+
+    def item_counts(self) -> dict[str, dict[str, Any]]:
+        """kind -> {"items": status -> count, "ids": {item_id: status}} for every kind of item in the store
+        (SocialOmni tasks, judges)."""
+        result: dict[str, dict[str, Any]] = {}
+        for kind, item_id, status in self._rows("SELECT kind, item_id, status FROM items ORDER BY kind, item_id"):
+            entry = result.setdefault(kind, {"items": {}, "ids": {}})
+            entry["items"][status] = entry["items"].get(status, 0) + 1
+            entry["ids"][item_id] = status
+        return result

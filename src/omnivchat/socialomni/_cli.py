@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -9,7 +10,8 @@ from typing import Annotated
 
 import typer
 
-from omnivchat._cli_runs import AudioDelivery, MediaInput, Thinking, _fail, console, route_overrides
+from omnivchat._cli_options import RouteOptions, route_options
+from omnivchat._cli_runs import _fail, console
 from omnivchat._files import check_output_dir, check_output_file, write_text_atomic
 
 socialomni_app = typer.Typer(
@@ -73,6 +75,7 @@ def task_lines(summary: dict) -> list[str]:
 
 
 @socialomni_app.command("evaluate")
+@route_options
 def evaluate_command(
     annotations: Annotated[
         Path, typer.Option("--annotations", help="Folder with level_1/dataset.json and level_2/annotations_200.json.")
@@ -82,21 +85,8 @@ def evaluate_command(
     model: Annotated[
         str, typer.Option("--model", help="Model id, e.g. gemini-3.8-flash or dashscope/qwen3.8-omni-flash.")
     ],
-    base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible URL (default: $OPENAI_API_BASE).")
-    ] = None,
-    key_file: Annotated[Path | None, typer.Option("--key-file", help="dotenv-style key file.")] = None,
-    key_field: Annotated[str | None, typer.Option("--key-field", help="NAME of the key in --key-file.")] = None,
-    thinking: Annotated[
-        Thinking | None, typer.Option("--thinking", help="enable_thinking on/off/default (model default otherwise).")
-    ] = None,
-    media_input_type: Annotated[
-        MediaInput | None, typer.Option("--media-input-type", help="video_url or file (whole MP4 with audio).")
-    ] = None,
-    omit_modalities: Annotated[bool | None, typer.Option("--omit-modalities/--no-omit-modalities")] = None,
-    audio_delivery: Annotated[AudioDelivery | None, typer.Option("--audio-delivery")] = None,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", min=1)] = 8192,
-    concurrency: Annotated[int, typer.Option("--concurrency", min=1)] = 8,
+    route: RouteOptions,
+    concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight at most.")] = 8,
     tasks: Annotated[
         str, typer.Option("--tasks", help="Comma-separated, run in the order when, how, who.")
     ] = "when,how,who",
@@ -106,12 +96,13 @@ def evaluate_command(
     prompt_cards: Annotated[
         Path | None, typer.Option("--prompt-cards", help='JSON {"who","when","how"} cards (e.g. the official ones).')
     ] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
 ) -> None:
     """Generate Who / When / How answers: prefixes trimmed at the cut-off before encoding, media first then the
     card text, temperature 0.3, strict full-reply parsing with fixed denominators. Every item is validated before
-    the first billed request; repeating the command resumes and retries failures, keeping every attempt."""
-    from omnivchat.routes import get_route
+    the first billed request; repeating the command resumes and retries failures, keeping every attempt.
+    --base-url defaults to $OPENAI_API_BASE; sampling flags replace the protocol's (temperature 0.3, top_p 1,
+    8192 tokens) and are recorded in the manifest."""
     from omnivchat.socialomni._cards import load_cards
     from omnivchat.socialomni._run import evaluate
 
@@ -119,22 +110,22 @@ def evaluate_command(
     if not chosen or any(t not in ("who", "when", "how") for t in chosen):
         raise _fail("--tasks takes who, when and how")
     check_output_dir(output, ours=lambda d: (d / "manifest.json").is_file(), kind="a SocialOmni run directory")
+    if route.base_url is None and os.environ.get("OPENAI_API_BASE"):
+        route = dataclasses.replace(route, base_url=os.environ["OPENAI_API_BASE"])
+    sampling = route.sampling(max_tokens=8192)
     try:
-        overrides = route_overrides(
-            base_url or os.environ.get("OPENAI_API_BASE"), thinking, media_input_type, omit_modalities, audio_delivery
-        )
-        route = get_route(model, key_file=key_file, key_field=key_field, **overrides)
         summary = evaluate(
             annotations,
             media,
             output,
-            route,
+            route.route(model),
             cards=load_cards(prompt_cards),
             tasks=chosen,
             limit=limit,
-            max_tokens=max_tokens,
+            max_tokens=sampling.max_tokens,
             concurrency=concurrency,
             progress=progress,
+            generation=sampling.model_dump(exclude_none=True, exclude={"max_tokens"}),
         )
     except _errors() as err:
         raise _fail(str(err)) from None
@@ -164,7 +155,7 @@ def judge_command(
             help="Replace the judge prompt (placeholders {context} {target_question} {reference} {candidate}).",
         ),
     ] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
 ) -> None:
     """Score How answers with the three-judge panel (0/25/50/75/100, temperature 0): QGold, QEns, Cov+ and
     QEns_joint, all null while any non-empty answer lacks a full panel. Exit status 1 while incomplete."""
@@ -203,17 +194,27 @@ def rescore_command(
     run: Annotated[
         Path | None, typer.Option("--run", help="A hosted run to rescore (needs --contexts, --model).")
     ] = None,
-    contexts: Annotated[Path | None, typer.Option("--contexts")] = None,
+    contexts: Annotated[
+        Path | None, typer.Option("--contexts", help="judge-contexts.json (context, target_question, reference).")
+    ] = None,
     model: Annotated[
         str | None, typer.Option("--model", help="Name for the hosted run's model in the results.")
     ] = None,
     paper: Annotated[
         Path | None, typer.Option("--paper", help="Archived answers: ensemble_response_scores.csv.")
     ] = None,
-    panel: Annotated[str, typer.Option("--panel")] = "standard",
-    only_judge: Annotated[str | None, typer.Option("--only-judge")] = None,
-    judge_prompt: Annotated[Path | None, typer.Option("--judge-prompt")] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress")] = True,
+    panel: Annotated[str, typer.Option("--panel", help="standard, paper-v3, gpt56-sol, ...")] = "standard",
+    only_judge: Annotated[
+        str | None, typer.Option("--only-judge", help="Run one judge; a later run assembles the panel.")
+    ] = None,
+    judge_prompt: Annotated[
+        Path | None,
+        typer.Option(
+            "--judge-prompt",
+            help="Replace the judge prompt (placeholders {context} {target_question} {reference} {candidate}).",
+        ),
+    ] = None,
+    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
 ) -> None:
     """Rescore How answers from a hosted run or from archived paper answers (QGold null for archives) with the
     same rubric and panel. Writes input.json (normalised) and results.json."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from omnivchat._canonical import sha256_json
 from omnivchat.routes import ChatRequest, ChatResponse, Route, RouteError, Sampling, get_route, resolve_api_key
-from omnivchat.runs import RetryPolicy, RunError, Runner, RunStore, RunSummary
+from omnivchat.runs import RetryPolicy, RunError, Runner, RunStore, RunSummary, writes_run_dir
 from omnivchat.runs._manifest import source_hash, write_or_check_manifest
 from omnivchat.socialomni._cards import PromptCards, how_text, when_text, who_text
 from omnivchat.socialomni._data import (
@@ -140,6 +140,7 @@ def _requests(
         return list(pool.map(build, items))  # type: ignore[arg-type]
 
 
+@writes_run_dir("out", "socialomni evaluate")  # one writer per directory, before its manifest or store
 def evaluate(
     annotations: Path,
     media_root: Path,
@@ -152,9 +153,12 @@ def evaluate(
     max_tokens: int = 8192,
     concurrency: int = 8,
     progress: bool = True,
+    generation: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Generate answers for the chosen tasks into ``out`` (resumable); returns and writes summary.json."""
     tasks = [t for t in TASK_ORDER if t in tasks]
+    # The protocol's sampling (temperature 0.3, top_p 1) unless the user set other values, which the manifest records.
+    generation = {**GENERATION, **(generation or {})}
     who, when, how = load_tasks(annotations, media_root, tasks, limit)
     level1, level2 = annotation_files(annotations)
     items_by_task = {"who": who, "when": when, "how": how}
@@ -169,7 +173,7 @@ def evaluate(
         },
         "source_media_sha256": {_label(t, i.id): file_sha256(i.video) for t in tasks for i in items_by_task[t]},
         "prompts": cards.hashes(),
-        **GENERATION,
+        **generation,
         "max_tokens": max_tokens,
         "prefix_encoding": PREFIX_ENCODING,
         "who_cutoff_rule": WHO_CUTOFF_RULE,
@@ -178,7 +182,7 @@ def evaluate(
         "harness_sha256": source_hash(),
     }
     write_or_check_manifest(out, manifest)
-    sampling = Sampling(max_tokens=max_tokens, **GENERATION)
+    sampling = Sampling(max_tokens=max_tokens, **generation)
     store = RunStore(out / STORE)
 
     async def run_tasks() -> None:  # one event loop for every task: the route's HTTP session lives in it
@@ -193,7 +197,7 @@ def evaluate(
                         Runner._failed(summary, request)
                     else:
                         work.append((request, meta))
-                runner = Runner(route, store, concurrency=concurrency, retry=RetryPolicy(max_attempts=3), kind=task)
+                runner = Runner(route, store, concurrency=concurrency, retry=RetryPolicy(), kind=task)
                 await runner.run_all(work, summary, progress=progress, label=f"{route.model_id} {task}")
                 write_summary(out)  # after each task, so a stopped run still says what is missing
         finally:
@@ -328,7 +332,7 @@ def judge_records(
     *,
     template: str,
     only_judge: str | None = None,
-    max_attempts: int = 3,
+    max_attempts: int = RetryPolicy.max_attempts,  # the same default as a model request
     progress: bool = True,
 ) -> dict[str, dict[str, int | None]]:
     """Send every missing judge request for the non-empty candidates; return key -> judge -> score (None: none yet).
@@ -448,6 +452,7 @@ def _missing_lines(expected: dict[str, list[str]], records: dict[str, dict[str, 
     return "; ".join(parts)
 
 
+@writes_run_dir("out", "socialomni judge")  # one writer per directory, before its manifest or store
 def judge_run(
     run: Path,
     contexts_path: Path,
@@ -649,6 +654,7 @@ def _expected_responses(model: dict[str, Any], mine: list[dict[str, Any]], n_gol
     return expected, len(ids)
 
 
+@writes_run_dir("out", "socialomni rescore")  # one writer per directory, before its manifest or store
 def rescore(
     data: dict[str, Any],
     judges_path: Path,

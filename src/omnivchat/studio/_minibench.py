@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from omnivchat._canonical import sha256_file
 from omnivchat.bench import (
     BENCH_FILE,
     INSTANCES_FILE,
@@ -47,7 +48,6 @@ from omnivchat.bench import (
     load_bench,
     save_bench,
 )
-from omnivchat._canonical import sha256_file
 from omnivchat.errors import OmnivchatError
 
 if TYPE_CHECKING:

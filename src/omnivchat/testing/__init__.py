@@ -2,10 +2,18 @@
 
 `LoopbackServer` runs in-process on its own thread and records requests; `spawn_loopback` runs it in a child
 process (`python -m omnivchat.testing.loopback`) for performance measurements. Each answer follows a
-`Behaviour`: text, latency, error statuses with Retry-After, hangs, cut or malformed streams, and so on.
+`Behaviour`: text, latency, error statuses with Retry-After, hangs, cut or malformed streams, and so on. It
+speaks Gemini's native generateContent too. `hostile_behaviours` make it echo the caller's key into every
+place a client may keep (error bodies, bad chunks, HTML pages, reply text, usage, model, headers).
 """
 
+from omnivchat.testing._hostile import hostile_behaviours, rotation, straddling
 from omnivchat.testing._loopback import (
+    API_KEY,
+    API_KEY_BASE64,
+    API_KEY_URL,
+    AUTHORIZATION,
+    AUTHORIZATION_BASE64,
     DEFAULT_MODEL,
     DEFAULT_TEXT,
     HOST,
@@ -20,6 +28,11 @@ from omnivchat.testing._loopback import (
 )
 
 __all__ = [
+    "API_KEY",
+    "API_KEY_BASE64",
+    "API_KEY_URL",
+    "AUTHORIZATION",
+    "AUTHORIZATION_BASE64",
     "DEFAULT_MODEL",
     "DEFAULT_TEXT",
     "HOST",
@@ -27,8 +40,11 @@ __all__ = [
     "LoopbackProcess",
     "LoopbackServer",
     "RecordedRequest",
+    "hostile_behaviours",
     "message_text",
     "process_args",
+    "rotation",
     "serve_forever",
     "spawn_loopback",
+    "straddling",
 ]

@@ -8,11 +8,16 @@ against it. Two ways to run it:
   pytest functions and from async code alike; it records every request.
 - `spawn_loopback` / `python -m omnivchat.testing.loopback`: a separate process, for performance runs where
   client and server must not share one event loop (or one core).
+
+It also answers Gemini's native `POST /{version}/models/{model}:generateContent` from the same `Behaviour`s,
+and can echo the caller's own key back (the placeholders `API_KEY`, `AUTHORIZATION`...): a hostile server, to
+prove a client never writes the key it was given (see `omnivchat.testing.hostile_behaviours`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import collections
 import contextlib
 import itertools
@@ -23,8 +28,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Self
+from urllib.parse import quote
 
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
@@ -39,6 +45,20 @@ TextSource = str | Callable[[dict[str, Any]], str]
 """Reply text, or a function of the request JSON returning it (so a test can answer from what was sent)."""
 
 Rules = Callable[[dict[str, Any]], "Behaviour | None"]
+
+# Placeholders a Behaviour's strings may hold (text, reasoning, error_message, error_body, bad_chunk,
+# error_in_stream, headers, model, usage, finish_reason, retry_after): each answer replaces them with what that
+# very request carried, so a test needs no copy of the key to make the server echo it.
+API_KEY = "{{api_key}}"
+"""The key the request sent: `Authorization: Bearer KEY`, else `x-goog-api-key`, else `?key=` ("" if none)."""
+AUTHORIZATION = "{{authorization}}"
+"""The whole `Authorization` header as received (`Bearer KEY`), else the bare key."""
+API_KEY_URL = "{{api_key:url}}"
+"""The key percent-encoded (every reserved character escaped)."""
+API_KEY_BASE64 = "{{api_key:base64}}"
+"""The key in base64."""
+AUTHORIZATION_BASE64 = "{{authorization:base64}}"
+"""The Authorization header in base64, as a proxy might log or echo it."""
 
 _ERROR_KINDS: dict[int, tuple[str, str]] = {
     400: ("invalid_request_error", "invalid_request"),
@@ -98,15 +118,23 @@ class Behaviour:
     Pair with `chunk_interval` so that each piece really travels in its own read."""
     chunk_interval: float = 0.0
     """Seconds between writes (SSE events, or raw pieces with `write_size`). 0 writes the body at once."""
-    usage: Mapping[str, int] | None = None
-    """Override of the usage object (default: whitespace word counts, not real tokens)."""
+    usage: Mapping[str, Any] | None = None
+    """Override of the usage object, sent as given (default: whitespace word counts, not real tokens; Gemini:
+    `usageMetadata` with the same counts)."""
     error_in_stream: str | None = None
     """Streaming: after the first content chunk, send `data: {"error": {...}}` with this message, then
     [DONE] (as vLLM does); no finish chunk. Non-streaming: status 200 with an error JSON body."""
     headers: Mapping[str, str] = field(default_factory=dict)
     """Extra response headers."""
     model: str | None = None
-    """Model name put in the answer (default: the request's `model`)."""
+    """Model name put in the answer (default: the request's `model`; Gemini: `modelVersion`)."""
+    error_body: str | None = None
+    """With a status other than 200: this raw body instead of the error JSON (e.g. a proxy's HTML page)."""
+    error_content_type: str = "text/html"
+    """Content type of `error_body`."""
+    bad_chunk: str | None = None
+    """Streaming: this text as one event (its lines as `data:` lines) right after the role chunk, where a JSON
+    chunk belongs (a proxy's complaint, say), then the stream goes on. Non-streaming: the whole 200 body."""
 
     def __post_init__(self) -> None:
         for name in ("chunk_chars", "write_size", "cut_after", "stall_after"):
@@ -184,6 +212,25 @@ def _split(text: str, size: int | None) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
+_GOOGLE_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    408: "DEADLINE_EXCEEDED",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
+def _google_error(status: int, message: str | None) -> dict[str, Any]:
+    """Google's error JSON: `{"error": {code, message, status}}`."""
+    text = message or f"loopback: scripted HTTP {status}"
+    return {"error": {"code": status, "message": text, "status": _GOOGLE_STATUS.get(status, "UNKNOWN")}}
+
+
 def _error_body(status: int, message: str | None) -> dict[str, Any]:
     kind, code = _ERROR_KINDS.get(status, ("server_error" if status >= 500 else "invalid_request_error", None))
     return {"error": {"message": message or f"loopback: scripted HTTP {status}", "type": kind, "code": code}}
@@ -225,6 +272,7 @@ class _Core:
         app.router.add_post("/chat/completions", self._chat)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/models", self._models)
+        app.router.add_post("/{version}/models/{model}", self._gemini)  # {model} is "NAME:generateContent"
         app.router.add_route("*", "/{tail:.*}", self._not_found)
         # handler_cancellation: a client that gives up cancels its handler (hangs end with the client);
         # shutdown_timeout: waiting handlers are released by `_stop` first, so this is only a backstop.
@@ -307,6 +355,23 @@ class _Core:
             return _json_response(401, _error_body(401, "loopback: missing or wrong API key"))
         if not isinstance(payload, dict):
             return _json_response(400, _error_body(400, "loopback: the body is not a JSON object"))
+        chosen = self._resolve_all(request, payload)
+        if isinstance(chosen, web.StreamResponse):
+            return chosen
+        try:
+            return await self._respond(request, payload, *chosen)
+        except _Stopped:
+            # Server shutting down mid-answer: drop the connection rather than pretend to finish; aiohttp
+            # treats a cancelled handler as a client gone, quietly.
+            if request.transport is not None:
+                request.transport.close()
+            raise asyncio.CancelledError from None
+
+    def _resolve_all(
+        self, request: web.Request, payload: dict[str, Any]
+    ) -> tuple[Behaviour, str, str | None] | web.StreamResponse:
+        """The behaviour for this request with its texts resolved and the caller's key echoed where asked;
+        a 500 answer when a test's own callable failed."""
         try:
             behaviour = self._choose(payload)
             text = _resolve(behaviour.text, payload)
@@ -315,14 +380,63 @@ class _Core:
             with self.lock:
                 self.errors.append(exc)
             return _json_response(500, _error_body(500, f"loopback: test callable raised {exc!r}"))
+        echo = _echoer(request)
+        return _echoed(behaviour, echo), echo(text), echo(reasoning)
+
+    async def _gemini(self, request: web.Request) -> web.StreamResponse:
+        """Gemini's native generateContent (what the google-genai SDK calls), answered from the same
+        behaviours: text, reasoning (a thought part), status with error_message or error_body, finish_reason,
+        usage, model, headers, latency, hang and bad_chunk. Streaming-only fields do not apply."""
+        body = await request.read()
         try:
-            return await self._respond(request, payload, behaviour, text, reasoning)
+            payload = json.loads(body) if body else None
+        except ValueError:
+            payload = None
+        self._record(request, payload, body)
+        name, _, method = request.match_info["model"].partition(":")
+        if method != "generateContent":
+            return _json_response(404, _google_error(404, f"loopback: no method {method or '(none)'}"))
+        if self.api_key is not None and request.headers.get("x-goog-api-key") != self.api_key:
+            return _json_response(401, _google_error(401, "loopback: missing or wrong API key"))
+        if not isinstance(payload, dict):
+            return _json_response(400, _google_error(400, "loopback: the body is not a JSON object"))
+        chosen = self._resolve_all(request, payload)
+        if isinstance(chosen, web.StreamResponse):
+            return chosen
+        b, text, reasoning = chosen
+        try:
+            if b.hang:
+                await self._pause(None)
+            await self._pause(b.latency)
         except _Stopped:
-            # Server shutting down mid-answer: drop the connection rather than pretend to finish; aiohttp
-            # treats a cancelled handler as a client gone, quietly.
             if request.transport is not None:
                 request.transport.close()
             raise asyncio.CancelledError from None
+        headers = _headers(b)
+        if b.status != 200:
+            if b.error_body is not None:
+                return _raw_response(b.status, b.error_body, b.error_content_type, headers)
+            return _json_response(b.status, _google_error(b.status, b.error_message), headers)
+        if b.bad_chunk is not None:
+            return web.Response(body=b.bad_chunk.encode(), content_type="application/json", headers=headers)
+        if b.error_in_stream is not None:
+            return _json_response(200, _google_error(500, b.error_in_stream), headers)
+        parts: list[dict[str, Any]] = [{"text": reasoning, "thought": True}] if reasoning else []
+        parts.append({"text": text})
+        finish = {"stop": "STOP", "length": "MAX_TOKENS"}.get(b.finish_reason or "", b.finish_reason)
+        if b.usage is not None:
+            usage = dict(b.usage)
+        else:
+            prompt = len(json.dumps(payload.get("contents", "")).split())
+            completion = len(text.split())
+            total = prompt + completion
+            usage = {"promptTokenCount": prompt, "candidatesTokenCount": completion, "totalTokenCount": total}
+        answer = {
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": finish, "index": 0}],
+            "usageMetadata": usage,
+            "modelVersion": b.model or name,
+        }
+        return _json_response(200, answer, headers)
 
     async def _respond(
         self, request: web.Request, payload: dict[str, Any], b: Behaviour, text: str, reasoning: str | None
@@ -330,12 +444,10 @@ class _Core:
         if b.hang:
             await self._pause(None)
         await self._pause(b.latency)
-        headers = dict(b.headers)
-        if b.retry_after is not None:
-            headers["Retry-After"] = b.retry_after if isinstance(b.retry_after, str) else f"{b.retry_after:g}"
-            if not isinstance(b.retry_after, str):
-                headers["retry-after-ms"] = str(round(b.retry_after * 1000))
+        headers = _headers(b)
         if b.status != 200:
+            if b.error_body is not None:
+                return _raw_response(b.status, b.error_body, b.error_content_type, headers)
             return _json_response(b.status, _error_body(b.status, b.error_message), headers)
 
         model = b.model or str(payload.get("model") or self.models[0])
@@ -370,6 +482,8 @@ class _Core:
             return event(obj)
 
         head = [chunk({"role": "assistant", "content": ""})]
+        if b.bad_chunk is not None:
+            head.append(b"".join(b"data: " + line.encode() + b"\n" for line in b.bad_chunk.split("\n")) + b"\n")
         if b.malformed:
             head.append(event(b'{"id":"' + ident.encode() + b'","choices":[{"index":0,"delta":{"content":"tru'))
         thoughts = [chunk({"reasoning_content": p}) for p in _split(reasoning or "", b.chunk_chars)]
@@ -424,6 +538,8 @@ class _Core:
         usage: dict[str, Any],
     ) -> web.StreamResponse:
         """The non-streaming answer: one `chat.completion` JSON."""
+        if b.bad_chunk is not None:
+            return web.Response(body=b.bad_chunk.encode(), content_type="application/json", headers=headers)
         if b.error_in_stream is not None:
             body = _dumps(_error_body(500, b.error_in_stream))
         else:
@@ -486,6 +602,64 @@ def _resolve(source: TextSource, payload: dict[str, Any]) -> str:
 
 def _json_response(status: int, obj: Any, headers: Mapping[str, str] | None = None) -> web.Response:
     return web.Response(status=status, body=_dumps(obj), content_type="application/json", headers=headers)
+
+
+def _raw_response(status: int, text: str, content_type: str, headers: Mapping[str, str]) -> web.Response:
+    return web.Response(status=status, body=text.encode(), headers={**headers, "Content-Type": content_type})
+
+
+def _headers(b: Behaviour) -> dict[str, str]:
+    headers = dict(b.headers)
+    if b.retry_after is not None:
+        headers["Retry-After"] = b.retry_after if isinstance(b.retry_after, str) else f"{b.retry_after:g}"
+        if not isinstance(b.retry_after, str):
+            headers["retry-after-ms"] = str(round(b.retry_after * 1000))
+    return headers
+
+
+def _echoer(request: web.Request) -> Callable[[Any], Any]:
+    """A function replacing the key placeholders, in strings and inside dicts and lists, with what ``request``
+    carried: the server learns the key from the request it received, never from the test."""
+    authorization = request.headers.get("Authorization", "")
+    if authorization.startswith("Bearer "):
+        key = authorization.removeprefix("Bearer ").strip()
+    else:
+        key = request.headers.get("x-goog-api-key") or request.query.get("key") or ""
+    authorization = authorization or key
+    table = {
+        API_KEY: key,
+        AUTHORIZATION: authorization,
+        API_KEY_URL: quote(key, safe=""),
+        API_KEY_BASE64: base64.b64encode(key.encode()).decode(),
+        AUTHORIZATION_BASE64: base64.b64encode(authorization.encode()).decode(),
+    }
+
+    def echo(value: Any) -> Any:
+        if isinstance(value, str):
+            if "{{" in value:
+                for placeholder, actual in table.items():
+                    value = value.replace(placeholder, actual)
+            return value
+        if isinstance(value, Mapping):
+            return {echo(k): echo(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [echo(v) for v in value]
+        return value
+
+    return echo
+
+
+def _echoed(b: Behaviour, echo: Callable[[Any], Any]) -> Behaviour:
+    """``b`` with the key placeholders of every string it sends replaced (the texts are resolved apart)."""
+    names = ("error_message", "error_body", "bad_chunk", "error_in_stream", "model", "finish_reason")
+    changes: dict[str, Any] = {n: echo(getattr(b, n)) for n in names if isinstance(getattr(b, n), str)}
+    if b.headers:
+        changes["headers"] = echo(b.headers)
+    if b.usage is not None:
+        changes["usage"] = echo(b.usage)
+    if isinstance(b.retry_after, str):
+        changes["retry_after"] = echo(b.retry_after)
+    return replace(b, **changes) if changes else b
 
 
 class LoopbackServer:

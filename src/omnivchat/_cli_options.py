@@ -1,0 +1,131 @@
+"""The route options every command that talks to a model takes, defined once: `eval`, `ablate`, `check-route` and
+`socialomni evaluate` get them from :func:`route_options`, so a flag means the same everywhere."""
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+class Thinking(StrEnum):
+    on = "on"
+    off = "off"
+    default = "default"
+
+
+class MediaInput(StrEnum):
+    video_url = "video_url"
+    file = "file"
+    frames = "frames"
+    none = "none"
+
+
+class AudioDelivery(StrEnum):
+    in_video = "in_video"
+    input_audio = "input_audio"
+    none = "none"
+
+
+@dataclass(frozen=True)
+class RouteOptions:
+    """The route flags of one command line (None: not given, the model's default applies)."""
+
+    defaults: Annotated[
+        Path | None,
+        typer.Option("--defaults", help="Your file of per-model defaults (YAML, JSON or TOML; patterns as keys)."),
+    ] = None
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", help="OpenAI-compatible server URL up to /v1 (a self-served model).")
+    ] = None
+    key_file: Annotated[
+        Path | None, typer.Option("--key-file", help="dotenv file holding the key (NAME=value lines).")
+    ] = None
+    key_field: Annotated[str | None, typer.Option("--key-field", help="Which NAME in --key-file holds the key.")] = None
+    no_key: Annotated[
+        bool, typer.Option("--no-key", help="Send no key: for a server that needs none (hosted models need one).")
+    ] = False
+    thinking: Annotated[
+        Thinking | None,
+        typer.Option("--thinking", help="enable_thinking on or off, or 'default' to leave it to the provider."),
+    ] = None
+    media_input_type: Annotated[
+        MediaInput | None,
+        typer.Option("--media-input-type", help="How clips are sent: video_url, file, frames, or none (text-only)."),
+    ] = None
+    omit_modalities: Annotated[
+        bool | None,
+        typer.Option("--omit-modalities/--no-omit-modalities", help='Leave out modalities=["text"] (or send it).'),
+    ] = None
+    audio_delivery: Annotated[
+        AudioDelivery | None,
+        typer.Option(
+            "--audio-delivery", help="How the audio reaches the model: in_video, input_audio (a WAV part), none."
+        ),
+    ] = None
+    temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.")] = None
+    top_p: Annotated[float | None, typer.Option("--top-p", help="Nucleus sampling top_p.")] = None
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, help="max_tokens per reply.")] = None
+    seed: Annotated[int | None, typer.Option("--seed", help="Sampling seed, where the server takes one.")] = None
+
+    def overrides(self) -> dict[str, object]:
+        """The flags as RouteSettings overrides (None: not given)."""
+        from omnivchat.routes import PROVIDER_DEFAULT
+
+        thinking = self.thinking
+        return {
+            "base_url": self.base_url,
+            "thinking": None if thinking is None else {"on": True, "off": False, "default": PROVIDER_DEFAULT}[thinking],
+            "media_input": self.media_input_type.value if self.media_input_type else None,
+            "include_modalities": None if self.omit_modalities is None else not self.omit_modalities,
+            "audio_delivery": self.audio_delivery.value if self.audio_delivery else None,
+        }
+
+    def route(self, model: str) -> Any:
+        """The route for ``model`` under these flags (raises CredentialError before anything is sent when a
+        hosted model has no key)."""
+        from omnivchat.routes import get_route
+
+        return get_route(
+            model,
+            key_file=self.key_file,
+            key_field=self.key_field,
+            defaults_file=self.defaults,
+            no_key=self.no_key,
+            **self.overrides(),
+        )
+
+    def sampling(self, **fallback: Any) -> Any:
+        """The sampling flags, each falling back to ``fallback`` (a protocol's fixed values) when not given."""
+        from omnivchat.routes import Sampling
+
+        given = {f: getattr(self, f) for f in ("temperature", "top_p", "max_tokens", "seed")}
+        return Sampling(**{**fallback, **{k: v for k, v in given.items() if v is not None}})
+
+
+def route_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Give ``command`` every route flag; it receives them as one ``route: RouteOptions`` argument.
+
+    The flags are added to the command's signature (typer reads it), after the command's own parameters.
+    """
+    signature = inspect.signature(command, eval_str=True)  # typer reads a given __signature__ as it is
+    own = [p for name, p in signature.parameters.items() if name != "route"]
+    added = [
+        inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=f.type)
+        for f in fields(RouteOptions)
+    ]
+    names = [f.name for f in fields(RouteOptions)]
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        options = RouteOptions(**{name: kwargs.pop(name) for name in names if name in kwargs})
+        return command(*args, route=options, **kwargs)
+
+    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*(p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own), *added]
+    )
+    return wrapper

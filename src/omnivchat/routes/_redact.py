@@ -1,0 +1,159 @@
+"""Redaction of the live key from everything a server sends: the one way a server-derived string leaves a route.
+
+A server can echo the key it was sent anywhere: an error body, a chunk that is not JSON, an HTML page, the
+reply text, the reasoning, the model name, the usage object, a finish reason. Each route sends its every
+RouteError and ChatResponse through a `Redactor` on the way out (`Redactor.error`, `Redactor.response`), and
+cuts long server text only with `Redactor.cut`, which redacts *before* it cuts: cutting first can split a key
+into two pieces that redaction no longer recognises, and one piece is kept.
+
+What is replaced by ``***`` (case-insensitively):
+
+- the key itself (so ``Bearer KEY`` becomes ``Bearer ***``);
+- the key percent-encoded (``quote`` and ``quote_plus``), JSON-escaped and HTML-escaped, where these differ;
+- the key in base64 (standard and URL-safe alphabets) inside any base64 text, at each of the three byte
+  alignments, as in ``base64("Bearer KEY")`` or a Basic ``user:KEY``: the characters that encode the key's bytes
+  alone are replaced, leaving at most two bytes' worth at each end, which are mixed with neighbouring bytes;
+- any run of at least `MIN_FRAGMENT` consecutive characters of the key: a key that someone else cut (a proxy
+  truncating its message, a library abbreviating a value it shows) leaves such pieces. Shorter runs are kept:
+  they are too weak to matter and too common to hunt (``sk-proj-`` is 8 characters every OpenAI key shares).
+
+Not attempted: hex, other encodings, encryption, or a key spelled out with characters in between.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+from omnivchat.routes._credentials import Secret
+from omnivchat.routes._types import ChatResponse, RouteError
+
+MASK = "***"
+MIN_FRAGMENT = 12
+"""Runs of this many key characters or more are redacted wherever they appear."""
+_GRAM = 8  # fragment search: 8-character pieces of the key taken every 5 characters find every run of 12 or more
+_STRIDE = MIN_FRAGMENT - _GRAM + 1
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _base64_cores(raw: bytes) -> set[str]:
+    """The base64 characters that encode only the key's bytes, whatever precedes it, at each alignment."""
+    cores = set()
+    for start in range(3):
+        piece = raw[start:]
+        piece = piece[: len(piece) // 3 * 3]
+        if len(piece) >= 6:  # 8 base64 characters at least: shorter ones could turn up by chance
+            cores.add(base64.b64encode(piece).decode())
+            cores.add(base64.urlsafe_b64encode(piece).decode())
+    return cores
+
+
+def key_forms(key: str) -> list[str]:
+    """Every spelling of ``key`` that is redacted as a whole, longest first."""
+    forms = {
+        key,
+        quote(key, safe=""),
+        quote(key),
+        quote_plus(key),
+        json.dumps(key, ensure_ascii=True)[1:-1],
+        json.dumps(key, ensure_ascii=True)[1:-1].replace("/", "\\/"),
+        html.escape(key),
+        *_base64_cores(key.encode("utf-8")),
+    }
+    return sorted((f for f in forms if f), key=lambda f: (-len(f), f))
+
+
+class Redactor:
+    """Removes one key, in all the forms listed in this module's docstring, from strings a server sent."""
+
+    __slots__ = ("_grams", "_key", "_pattern")
+
+    def __init__(self, secret: Secret | None) -> None:
+        key = secret.reveal() if secret is not None else ""
+        self._pattern = re.compile("|".join(map(re.escape, key_forms(key))), re.IGNORECASE) if key else None
+        # Fragments are looked for in ASCII keys only (all real API keys): lower-casing keeps positions there.
+        self._key = key.translate(_ASCII_LOWER) if len(key) >= MIN_FRAGMENT and key.isascii() else ""
+        self._grams = [(i, self._key[i : i + _GRAM]) for i in range(0, len(self._key) - _GRAM + 1, _STRIDE)]
+
+    def __repr__(self) -> str:
+        return "Redactor(***)"
+
+    def text(self, text: str) -> str:
+        """``text`` with the key replaced by ``***`` wherever it appears, whole, encoded or in long pieces."""
+        if self._pattern is None or not text:
+            return text
+        text = self._pattern.sub(MASK, text)
+        return self._fragments(text) if self._key else text
+
+    def _fragments(self, text: str) -> str:
+        lowered = text.translate(_ASCII_LOWER)  # one character for one: positions stay those of ``text``
+        key = self._key
+        spans: list[tuple[int, int]] = []
+        for offset, gram in self._grams:
+            found = lowered.find(gram)
+            while found >= 0:
+                start, end, k_start, k_end = found, found + _GRAM, offset, offset + _GRAM
+                while start > 0 and k_start > 0 and lowered[start - 1] == key[k_start - 1]:
+                    start, k_start = start - 1, k_start - 1
+                while end < len(lowered) and k_end < len(key) and lowered[end] == key[k_end]:
+                    end, k_end = end + 1, k_end + 1
+                if end - start >= MIN_FRAGMENT:
+                    spans.append((start, end))
+                found = lowered.find(gram, max(end - _GRAM + 1, found + 1))
+        if not spans:
+            return text
+        pieces, last = [], 0
+        for start, end in sorted(spans):
+            if end <= last:
+                continue
+            if start > last:
+                pieces.append(text[last:start])
+                pieces.append(MASK)
+            last = end
+        pieces.append(text[last:])
+        return "".join(pieces)
+
+    def cut(self, text: str, limit: int) -> str:
+        """``text`` redacted, *then* cut to ``limit`` characters (a cut first could split a key in two)."""
+        return self.text(text)[:limit]
+
+    def data(self, value: Any) -> Any:
+        """JSON-like ``value`` (a usage object, say) with every string in it redacted, dict keys included."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.data(k): self.data(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.data(v) for v in value]
+        return value
+
+    def error(self, err: RouteError) -> RouteError:
+        """The same failure with its message and partial text redacted."""
+        return RouteError(
+            err.kind,
+            self.text(err.message),
+            http_status=err.http_status,
+            retry_after=err.retry_after,
+            partial_text=None if err.partial_text is None else self.text(err.partial_text),
+        )
+
+    def response(self, response: ChatResponse) -> ChatResponse:
+        """The same answer with every string the server sent redacted: text, reasoning, finish reason, model, usage."""
+        return response.model_copy(
+            update={
+                "text": self.text(response.text),
+                "reasoning": self.text(response.reasoning),
+                "finish_reason": self.text(response.finish_reason),
+                "model": None if response.model is None else self.text(response.model),
+                "usage": self.data(response.usage),
+            }
+        )
+
+
+def redact(text: str, secret: Secret | None) -> str:
+    """``text`` without ``secret`` (see `Redactor` for the forms); for one-off messages from libraries."""
+    return Redactor(secret).text(text)
