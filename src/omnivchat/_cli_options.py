@@ -71,6 +71,10 @@ class RouteOptions:
     top_p: Annotated[float | None, typer.Option("--top-p", help="Nucleus sampling top_p.")] = None
     max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, help="max_tokens per reply.")] = None
     seed: Annotated[int | None, typer.Option("--seed", help="Sampling seed, where the server takes one.")] = None
+    trust_env: Annotated[
+        bool,
+        typer.Option("--trust-env", help="Send through HTTP_PROXY / HTTPS_PROXY (NO_PROXY honoured); default: direct."),
+    ] = False
 
     def overrides(self) -> dict[str, object]:
         """The flags as RouteSettings overrides (None: not given)."""
@@ -96,6 +100,7 @@ class RouteOptions:
             key_field=self.key_field,
             defaults_file=self.defaults,
             no_key=self.no_key,
+            trust_env=self.trust_env,
             **self.overrides(),
         )
 

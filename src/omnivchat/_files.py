@@ -30,6 +30,10 @@ class OutputError(OmnivchatError):
     """An output path that would destroy something, or that cannot be written; the message says which and why."""
 
 
+class InputError(OmnivchatError, ValueError):
+    """An input file that cannot be read as what it should be; the message names it (and the line)."""
+
+
 def _resolved(path: Path) -> Path:
     try:
         return path.resolve()
@@ -89,7 +93,8 @@ def check_output_dir(path: Path, *, ours: Callable[[Path], bool], kind: str) -> 
     _resolved(path)
     if path.exists() and not path.is_dir():
         raise OutputError(f"{path} exists and is not a directory")
-    if path.is_dir() and any(path.iterdir()) and not ours(path):
+    # A lone .lock is a writer that has begun (or died) before its first file: the lock then says who it is.
+    if path.is_dir() and any(p.name != ".lock" for p in path.iterdir()) and not ours(path):
         raise OutputError(f"{path} is not empty and is not {kind}; choose a new or empty directory")
     return path
 
@@ -145,7 +150,3 @@ def loads_json(text: str) -> Any:
         return json.loads(text)
     except RecursionError:
         raise ValueError("nested too deeply to read") from None
-
-
-class InputError(OmnivchatError):
-    """An input file that cannot be read as what it should be; the message names it (and the line)."""

@@ -128,26 +128,42 @@ def test_ablate_every_place_in_turn(small_bench, tmp_path, key_file, scan):
     scan.assert_clean()
 
 
-def test_socialomni_evaluate_judge_export(tmp_path, key, key_file, scan, monkeypatch):
+def test_socialomni_evaluate_judge_rescore_export(tmp_path, key, key_file, scan, monkeypatch):
     from socialomni_factory import make_socialomni
 
     annotations, media, contexts = make_socialomni(tmp_path / "socialomni")
     monkeypatch.setenv(KEY_ENV, key)
+
+    def evaluate(run: Path, rules) -> None:
+        with LoopbackServer(rules=rules) as server:
+            args = [
+                "socialomni", "evaluate", "--annotations", annotations, "--media", media, "--output", run,
+                "--model", "dashscope/qwen3.8-omni-flash", "--base-url", server.base_url,
+                "--key-file", key_file, "--key-field", "OMNIVCHAT_TEST_KEY", "--limit", "4", "--no-progress",
+            ]  # fmt: skip
+            invoke(scan, "socialomni evaluate", args)
+            assert server.chat_requests, "nothing was sent"
+
+    # Every place in turn; then a run whose answers all complete (the key in their text, model and usage), as
+    # judging needs every When and How record.
+    behaviours = hostile_behaviours(reply="A")
+    evaluate(tmp_path / "so-hostile", rotation(behaviours[p] for p in PLACES))
     run = tmp_path / "so-run"
-    behaviours = hostile_behaviours()
-    with LoopbackServer(rules=rotation(behaviours[p] for p in PLACES)) as server:
-        args = [
-            "socialomni", "evaluate", "--annotations", annotations, "--media", media, "--output", run,
-            "--model", "dashscope/qwen3.8-omni-flash", "--base-url", server.base_url,
-            "--key-file", key_file, "--key-field", "OMNIVCHAT_TEST_KEY", "--limit", "4", "--no-progress",
-        ]  # fmt: skip
-        invoke(scan, "socialomni evaluate", args)
-        assert len(server.chat_requests) >= len(PLACES)
+    evaluate(run, rotation([behaviours["reply"], behaviours["reply-long"]]))
     judged = hostile_behaviours(reply="75")
     with LoopbackServer(rules=rotation(judged[p] for p in PLACES)) as server:
         judges = judges_file(tmp_path, server.base_url, names=("gpt-5.6-sol", "gemini-3.8-flash", "qwen3.8-omni"))
         args = ["socialomni", "judge", run, "--contexts", contexts, "--judges", judges, "--no-progress"]
         invoke(scan, "socialomni judge", args)
-    args = ["socialomni", "export", run, "-o", tmp_path / "so-export.json", "--allow-incomplete"]
-    invoke(scan, "socialomni export", args)
+        assert server.count >= len(PLACES)
+        sent = server.count
+        args = [
+            "socialomni", "rescore", "--run", run, "--contexts", contexts, "--model", "hostile", "--judges", judges,
+            "-o", tmp_path / "rescored", "--no-progress",
+        ]  # fmt: skip
+        invoke(scan, "socialomni rescore", args)
+        assert server.count > sent
+    for name in ("so-hostile", "so-run"):
+        args = ["socialomni", "export", tmp_path / name, "-o", tmp_path / f"{name}.json", "--allow-incomplete"]
+        invoke(scan, "socialomni export", args)
     scan.assert_clean()

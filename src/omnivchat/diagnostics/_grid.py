@@ -14,7 +14,7 @@ from omnivchat.diagnostics.ablation import CONDITIONS, Diagnosis, diagnose
 from omnivchat.errors import OmnivchatError
 from omnivchat.judges import RULE_JUDGE, ItemScore, JudgesConfig, collect_scores, judge_run
 from omnivchat.routes import Route, Sampling, get_route
-from omnivchat.runs import RunError, RunSummary, run_eval
+from omnivchat.runs import RunError, RunSummary, run_eval, run_lock
 
 NeitherMode = Literal["blank", "none"]
 VideoOnlyMode = Literal["mute", "strip"]
@@ -141,32 +141,33 @@ def run_grid(
         run_dir = out_dir / condition
         if say is not None:
             say(f"{model}: condition {number} of {len(CONDITIONS)}, {CONDITION_WORDS[condition]}")
-        summaries[condition] = run_eval(
-            bench,
-            route,
-            run_dir,
-            system_prompt=system_prompt,
-            system_prompt_label=system_prompt_label,
-            sampling=sampling,
-            concurrency=concurrency,
-            progress=progress,
-            condition=condition_label(condition, neither, video_only),
-            clip_transform=condition_transform(condition, neither=neither, video_only=video_only),
-            manifest_extra=manifest_extra,
-        )
-        llm_judges = [j for j in panel if j != RULE_JUDGE]
-        if llm_judges:
-            judge_run(run_dir, bench, config or JudgesConfig(), llm_judges, progress=progress)
-        scores[condition] = collect_scores(run_dir, bench, panel, aggregate=aggregate)
-        write_scores(
-            run_dir,
-            bench,
-            scores[condition],
-            table1_row([s.scored_reply() for s in scores[condition]]),
-            panel,
-            aggregate,
-            None,
-        )
+        with run_lock(run_dir, "ablate"):  # one writer from the run through its judging to its scores.json
+            summaries[condition] = run_eval(
+                bench,
+                route,
+                run_dir,
+                system_prompt=system_prompt,
+                system_prompt_label=system_prompt_label,
+                sampling=sampling,
+                concurrency=concurrency,
+                progress=progress,
+                condition=condition_label(condition, neither, video_only),
+                clip_transform=condition_transform(condition, neither=neither, video_only=video_only),
+                manifest_extra=manifest_extra,
+            )
+            llm_judges = [j for j in panel if j != RULE_JUDGE]
+            if llm_judges:
+                judge_run(run_dir, bench, config or JudgesConfig(), llm_judges, progress=progress)
+            scores[condition] = collect_scores(run_dir, bench, panel, aggregate=aggregate)
+            write_scores(
+                run_dir,
+                bench,
+                scores[condition],
+                table1_row([s.scored_reply() for s in scores[condition]]),
+                panel,
+                aggregate,
+                None,
+            )
     ids, aligned = _aligned(scores)
     if not ids:
         problem = "no item was scored in all four conditions"

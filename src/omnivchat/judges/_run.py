@@ -15,7 +15,15 @@ from omnivchat.judges._config import RULE_JUDGE, Aggregate, JudgesConfig, JudgeS
 from omnivchat.judges._requests import STYLE_REQUIREMENTS, JudgePrompts, aliases_for, rubric_request, style_request
 from omnivchat.judges._rule import rule_verdict
 from omnivchat.judges._verdict import parse_verdict
-from omnivchat.routes import ChatRequest, ChatResponse, Route, get_route, resolve_api_key, resolve_settings
+from omnivchat.routes import (
+    ChatRequest,
+    ChatResponse,
+    CredentialError,
+    Route,
+    get_route,
+    resolve_api_key,
+    resolve_settings,
+)
 from omnivchat.runs import (
     CANDIDATE,
     STORE_FILE,
@@ -93,10 +101,19 @@ def _record_identities(run_dir: Path, specs: list[JudgeSpec], prompts: JudgeProm
 
 
 def _judge_route(spec: JudgeSpec) -> Route:
+    """A judge's route: its key checked before anything is sent, and through the environment's proxy (judges
+    are hosted services; HTTP_PROXY / HTTPS_PROXY / NO_PROXY apply, as in the SocialOmni runner)."""
     default_thinking = resolve_settings(spec.model).thinking
+    key = resolve_api_key(spec.api_key_env)
+    if spec.api_key_env and key is None:
+        raise CredentialError(
+            f"judge {spec.name!r} needs its key in {spec.api_key_env} (api_key_env in the judges file), "
+            "and that variable is not set"
+        )
     return get_route(
         spec.model,
-        api_key=resolve_api_key(spec.api_key_env),
+        api_key=key,
+        trust_env=True,
         base_url=spec.base_url,
         media_input="none",
         # thinking off only where the route is known to take the switch; elsewhere the field is left out
@@ -142,11 +159,11 @@ async def judge_run_async(
     if unknown:
         raise RunError(f"judges not in the judges file: {', '.join(unknown)}")
     specs = [config.judges[n] for n in dict.fromkeys([*names, *([style_judge] if style_judge else [])])]
-    _record_identities(run_dir, specs, prompts)
     by_id = {i.id: i for i in bench.instances}
     report = JudgeReport()
-    store = RunStore(run_dir / STORE_FILE)
+    store = RunStore(run_dir / STORE_FILE)  # a damaged store stops here, before judges.json changes
     try:
+        _record_identities(run_dir, specs, prompts)
         replies = candidate_replies(store)
         report.not_run = sum(1 for i in bench.instances if i.id not in replies)
         todo: list[tuple[Instance, str]] = []

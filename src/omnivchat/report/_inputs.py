@@ -7,11 +7,11 @@ in it) each number came from. Nothing here imports the runner: a report reads fi
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from omnivchat._files import loads_json
 from omnivchat.errors import OmnivchatError
 
 SCORES_FILE = "scores.json"
@@ -51,8 +51,8 @@ class Sources:
         except OSError as err:
             raise ReportError(f"{path}: cannot read ({err.strerror or err})") from None
         try:
-            data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            data = loads_json(raw.decode("utf-8-sig"))
+        except (UnicodeDecodeError, ValueError) as err:
             raise ReportError(f"{path}: not valid JSON ({err})") from None
         if not isinstance(data, dict):
             raise ReportError(f"{path}: expected a JSON object, found {type(data).__name__}")

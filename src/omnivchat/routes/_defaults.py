@@ -96,6 +96,9 @@ DEFAULTS: list[tuple[str, dict[str, Any]]] = [
     ("dashscope/qwen*-omni-*", _QWEN_OMNI_HOSTED),
     ("Qwen/Qwen*-Omni-*", _VLLM_OMNI),
     ("gemini-*", _GEMINI_OPENAI),
+    # DashScope's text models (qwen3-max, qwen-plus, ...): the judges of the README's example, no base URL needed.
+    ("qwen*", {"base_url": DASHSCOPE, "api_key_env": "DASHSCOPE_API_KEY", "include_modalities": False}),
+    ("gpt-*", {"base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY", "include_modalities": False}),
     ("*", {}),
 ]
 

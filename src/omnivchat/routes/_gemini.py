@@ -34,7 +34,7 @@ def _sdk() -> tuple[Any, Any, Any]:
         raise ConfigError("the gemini route needs google-genai: pip install 'omnivchat[gemini]'") from None
     # The SDK warns "<value> is not a valid <Enum>" with whatever the server sent (a finish reason, say), which
     # would print a server-chosen string, key included, to stderr; our own error reports the value, redacted.
-    warnings.filterwarnings("ignore", message=r".* is not a valid \w+$", category=UserWarning, module=r"google\.genai")
+    warnings.filterwarnings("ignore", r"(?s).* is not a valid \w+$", UserWarning, r"google\.genai")
     return genai, types, errors
 
 

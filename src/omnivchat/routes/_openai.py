@@ -63,9 +63,14 @@ def _status_kind(status: int) -> str:
 class OpenAIRoute:
     """An OpenAI-compatible chat-completions endpoint; one aiohttp session per route."""
 
-    def __init__(self, model_id: str, settings: RouteSettings, api_key: Secret | None = None) -> None:
+    def __init__(
+        self, model_id: str, settings: RouteSettings, api_key: Secret | None = None, *, trust_env: bool = False
+    ) -> None:
+        """``trust_env``: send through HTTP_PROXY / HTTPS_PROXY (NO_PROXY honoured), as judges do; a model under
+        test goes direct by default. Not a setting of the run: a proxy changes the path, never the request."""
         self.model_id = model_id
         self.settings = settings
+        self.trust_env = trust_env
         self._base_url = _check_base_url(settings.base_url, model_id)
         self._api_key = api_key
         self._redactor = Redactor(api_key)
@@ -137,7 +142,7 @@ class OpenAIRoute:
             import aiohttp
 
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
-            self._session = aiohttp.ClientSession(connector=connector, trust_env=False)
+            self._session = aiohttp.ClientSession(connector=connector, trust_env=self.trust_env)
         return self._session
 
     async def send(self, prepared: Prepared) -> ChatResponse:

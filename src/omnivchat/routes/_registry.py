@@ -18,6 +18,7 @@ def get_route(
     key_field: str | None = None,
     defaults_file: str | Path | None = None,
     no_key: bool = False,
+    trust_env: bool = False,
     **overrides: Any,
 ) -> Route:
     """The route for ``model_id`` with its resolved settings.
@@ -27,6 +28,7 @@ def get_route(
     file, else the environment variable named by the settings' ``api_key_env``. A model whose settings name a key
     variable (the hosted defaults) needs a key: without one, CredentialError names where it was looked for,
     before any clip is read or request sent. ``no_key`` sends none, for a server that needs none.
+    ``trust_env`` sends an OpenAI-compatible route's requests through the environment's HTTP(S)_PROXY.
     """
     settings = resolve_settings(model_id, user_file=defaults_file, overrides=overrides)
     if settings.route == "sim":
@@ -50,4 +52,4 @@ def get_route(
         return GeminiRoute(model_id, settings, key)
     from omnivchat.routes._openai import OpenAIRoute
 
-    return OpenAIRoute(model_id, settings, key)
+    return OpenAIRoute(model_id, settings, key, trust_env=trust_env)

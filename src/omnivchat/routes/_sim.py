@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 from urllib.parse import parse_qsl
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omnivchat._canonical import sha256_json
 from omnivchat.routes._base import Prepared
-from omnivchat.routes._defaults import RouteSettings
+from omnivchat.routes._defaults import RouteSettings, SettingsError
 from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError
 
 
@@ -51,19 +51,31 @@ GENERIC_REPLIES = {
 }
 
 
+class UnknownSimModel(SettingsError):
+    """A ``sim:`` model id that names no simulated model, or gives a skill that is not a number in [0, 1]."""
+
+
 def parse_sim_id(model_id: str) -> tuple[str, SimSkills]:
     """``sim:NAME`` or ``sim:NAME?video=0.5&seed=3`` -> (profile name, skills)."""
     spec = model_id.removeprefix("sim:")
     name, _, query = spec.partition("?")
     if name not in PROFILES:
-        raise ValueError(f"unknown simulated model {name!r}; choose from {', '.join(PROFILES)}")
+        raise UnknownSimModel(f"unknown simulated model {name!r}; choose from {', '.join(PROFILES)}")
     params: dict[str, float] = dict(PROFILES[name])
-    for key, value in parse_qsl(query, strict_parsing=bool(query)):
+    try:
+        pairs = parse_qsl(query, strict_parsing=bool(query))
+    except ValueError:
+        raise UnknownSimModel(f"{model_id}: settings go as ?name=value&name=value after the model name") from None
+    for key, value in pairs:
         try:
             params[key] = float(value)
         except ValueError:
-            raise ValueError(f"{model_id}: {key}={value!r} is not a number") from None
-    return name, SimSkills(**params)
+            raise UnknownSimModel(f"{model_id}: {key}={value!r} is not a number") from None
+    try:
+        return name, SimSkills(**params)
+    except ValidationError as err:
+        details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
+        raise UnknownSimModel(f"{model_id}: {details}") from None
 
 
 def _roll(seed: int, item_id: str, channel: str) -> float:

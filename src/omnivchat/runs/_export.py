@@ -3,11 +3,11 @@ on read-only storage) and a shareable export of a native run without credentials
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+from omnivchat._files import InputError, loads_json, read_text
 from omnivchat.runs._errors import RunError
 from omnivchat.runs._lock import lock_holder
 from omnivchat.runs._manifest import MANIFEST_FILE, PROTOCOL
@@ -29,8 +29,8 @@ def _read_manifest(run_dir: Path) -> dict[str, Any]:
     if not path.is_file():
         raise RunError(f"{run_dir}: not a run directory (no {MANIFEST_FILE}; expected {expected} and {STORE_FILE})")
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+        manifest = loads_json(read_text(path, "manifest"))
+    except (InputError, ValueError) as err:
         raise RunError(f"{path}: cannot read the manifest ({err})") from None
     if not isinstance(manifest, dict):
         raise RunError(f"{path}: not a run manifest (expected a JSON object with protocol {expected})")

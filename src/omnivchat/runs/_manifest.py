@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import omnivchat
 from omnivchat._canonical import sha256_file, sha256_json, sha256_text
+from omnivchat._files import loads_json, read_text
 from omnivchat.bench import Bench, Instance
 from omnivchat.errors import OmnivchatError
 from omnivchat.routes import Route
@@ -129,7 +130,19 @@ def write_or_check_manifest(run_dir: Path, manifest: dict[str, Any]) -> Manifest
     """Write the manifest of a new run, or check it equals the stored one but for the code fields."""
     path = run_dir / MANIFEST_FILE
     if path.is_file():
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            stored = loads_json(read_text(path, "manifest"))
+        except ValueError as err:  # InputError too: undecodable, unreadable
+            raise ManifestMismatch(
+                f"{path}: cannot read the manifest ({err}); the directory is damaged or not a run. Keep it for "
+                "inspection and use a new output directory"
+            ) from None
+        protocol = stored.get("protocol", PROTOCOL) if isinstance(stored, dict) else None
+        if protocol != manifest.get("protocol", PROTOCOL):
+            raise ManifestMismatch(
+                f"{path}: a manifest of {protocol!r}, not of {manifest.get('protocol', PROTOCOL)!r}: this directory "
+                "holds something else; use a new output directory"
+            )
         identity = {k: v for k, v in manifest.items() if k not in CODE_FIELDS}
         changed = differences({k: v for k, v in stored.items() if k not in CODE_FIELDS}, identity)
         if changed:

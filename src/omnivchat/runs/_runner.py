@@ -245,6 +245,7 @@ async def run_eval_async(
         extra=manifest_extra,
     )
     check = write_or_check_manifest(run_dir, manifest)
+    store = RunStore(run_dir / STORE_FILE)  # a damaged store stops here, before this invocation is logged
     with (run_dir / "invocations.jsonl").open("a", encoding="utf-8") as log:
         entry = {
             "time": time.time(),
@@ -258,7 +259,6 @@ async def run_eval_async(
     if check.code_changed:
         summary.notes.append(check.code_changed)
     started = time.perf_counter()
-    store = RunStore(run_dir / STORE_FILE)
     try:
 
         def build(instance: Instance) -> ChatRequest | RouteError:

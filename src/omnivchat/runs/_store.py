@@ -100,6 +100,13 @@ class StoredResult:
     delivered: dict[str, Any]
 
 
+def _unreadable(path: Path, err: sqlite3.Error) -> RunError:
+    return RunError(
+        f"{path}: not a readable run store ({err}); it is damaged or was not made by omnivchat. Keep it for "
+        "inspection and run again into a new directory"
+    )
+
+
 class RunStore:
     """One SQLite file per run directory; used from one thread (the event loop's).
 
@@ -115,11 +122,14 @@ class RunStore:
         if read_only:
             self._db = self._open_read_only()
             return
-        self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives a process kill
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(SCHEMA)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives a process kill
+            self._db.execute("PRAGMA busy_timeout=5000")
+            self._db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as err:
+            raise _unreadable(self.path, err) from None
 
     def _side(self, suffix: str) -> Path:
         return self.path.with_name(self.path.name + suffix)
@@ -173,7 +183,7 @@ class RunStore:
                     if str(err).startswith("no such table"):
                         return []  # a store its writer has only just made: nothing in it yet
                     if not changed:
-                        raise
+                        raise _unreadable(self.path, err) from None
             else:
                 if self._mode != "immutable" or self._state() == self._opened:
                     return rows

@@ -16,7 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from omnivchat._canonical import sha256_json
-from omnivchat.routes import ChatRequest, ChatResponse, Route, RouteError, Sampling, get_route, resolve_api_key
+from omnivchat.routes import (
+    ChatRequest,
+    ChatResponse,
+    CredentialError,
+    Route,
+    RouteError,
+    Sampling,
+    get_route,
+    resolve_api_key,
+)
 from omnivchat.runs import RetryPolicy, RunError, Runner, RunStore, RunSummary, writes_run_dir
 from omnivchat.runs._manifest import source_hash, write_or_check_manifest
 from omnivchat.socialomni._cards import PromptCards, how_text, when_text, who_text
@@ -228,7 +237,7 @@ def candidate_records(run: Path) -> dict[str, dict[str, dict[str, Any]]]:
     """task -> item id -> {prediction, text, gold, request_failed, error}."""
     records: dict[str, dict[str, dict[str, Any]]] = {}
     parsers = {"who": parse_who, "when": parse_when, "how": parse_how}
-    with RunStore(run / STORE) as store:
+    with RunStore(run / STORE, read_only=True) as store:
         for task in TASK_ORDER:
             rows = {}
             for item in store.items(task):
@@ -311,7 +320,11 @@ def _judge_route(spec: dict[str, Any]) -> Route:
         overrides["include_modalities"] = spec["include_modalities"]
     if spec.get("reasoning_effort") is not None:
         overrides["reasoning_effort"] = spec["reasoning_effort"]
-    return get_route(spec["model"], api_key=resolve_api_key(spec.get("api_key_env")), **overrides)
+    key = resolve_api_key(spec.get("api_key_env"))
+    if spec.get("api_key_env") and key is None:
+        raise CredentialError(f"judge {spec['model']} needs its key in {spec['api_key_env']}, which is not set")
+    # Judges go through the environment's proxy (HTTP_PROXY / HTTPS_PROXY / NO_PROXY), as seed 003's runner does.
+    return get_route(spec["model"], api_key=key, trust_env=True, **overrides)
 
 
 def load_judge_config(path: Path, panel: str) -> list[dict[str, Any]]:

@@ -665,7 +665,8 @@ def _echoed(b: Behaviour, echo: Callable[[Any], Any]) -> Behaviour:
 class LoopbackServer:
     """An OpenAI-compatible server on 127.0.0.1 (a free port), on its own thread and event loop.
 
-    Answers `POST {base_url}/chat/completions` (streaming or not) and `GET {base_url}/models`. Which
+    Answers `POST {base_url}/chat/completions` (streaming or not) and `GET {base_url}/models`, and Gemini's
+    `POST {url}/{version}/models/{model}:generateContent` (point the Gemini route's base URL at `url`). Which
     `Behaviour` answers a request: `rules(request_json)` if it returns one, else the next scripted one
     (`script`, in arrival order), else `default`. Use it as a context manager, sync or async:
 
