@@ -83,7 +83,7 @@ def make_checked_bench(small: Path, root: Path) -> Bench:
 
 def run_and_score(bench: Bench, model: str, run_dir: Path, condition: str = "both", transform=None) -> Path:
     """The real pipeline: run a simulated model, then `score RUN_DIR --panel rule` (writes scores.json)."""
-    from omnivchat._cli_judges import score_run
+    from omnivchat.cli.judging import score_run
     from omnivchat.routes import get_route
     from omnivchat.runs import run_eval
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from omnivchat.cli import app
 from omnivchat.media import probe
-from omnivchat.socialomni._cli import task_lines
+from omnivchat.cli.socialomni import task_lines
 from omnivchat.socialomni._run import record_key, summarize
 from omnivchat.testing import Behaviour, LoopbackServer, message_text
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from omnivchat.bench import CATEGORIES, SUBCATEGORIES, Bench
 from omnivchat.diagnostics.ablation import CONDITIONS, Diagnosis, diagnose
 from omnivchat.errors import OmnivchatError
-from omnivchat.judges import RULE_JUDGE, ItemScore, JudgesConfig, collect_scores, judge_run
+from omnivchat.judges import RULE_JUDGE, ItemScore, JudgesConfig, collect_scores, judge_run, write_scores
 from omnivchat.routes import Route, Sampling, get_route
 from omnivchat.runs import RunError, RunSummary, run_eval, run_lock
 
@@ -128,7 +128,6 @@ def run_grid(
     ``make_route`` gives a fresh route per condition (a run closes its route). Items unscored in any condition
     are left out of the diagnosis (counted in ``n_items_used``); every run directory gets its scores.json.
     """
-    from omnivchat._cli_judges import write_scores
     from omnivchat.scoring import table1_row
 
     out_dir = Path(out_dir)

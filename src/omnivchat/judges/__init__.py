@@ -14,10 +14,12 @@ from omnivchat.judges._run import (
     panel_hits_majority,
     run_bench,
 )
+from omnivchat.judges._scores import SCORES_FILE, write_scores
 from omnivchat.judges._verdict import parse_verdict
 
 __all__ = [
     "RULE_JUDGE",
+    "SCORES_FILE",
     "STYLE_REQUIREMENTS",
     "AgreementReport",
     "ItemScore",
@@ -41,4 +43,5 @@ __all__ = [
     "rule_verdict",
     "run_bench",
     "style_request",
+    "write_scores",
 ]

@@ -3,11 +3,10 @@
 ``build_report(paths, output)`` reads scored run directories (scores.json, manifest.json, agreement.json) and
 ablation directories (ablation.json and each condition's run) and writes one HTML file with inline CSS and
 matplotlib plots as base64 PNG, so it opens offline. Every number's tooltip names its input file and key; the
-footer lists every input file with its sha256. ``report_command`` is the ``omnivchat report`` CLI command.
+footer lists every input file with its sha256.
 """
 
 from omnivchat.report._build import build_report, render_html
-from omnivchat.report._cli import report_command
 from omnivchat.report._inputs import Ablation, InputFile, Inputs, ReportError, ScoredRun, load_inputs
 
 __all__ = [
@@ -19,5 +18,4 @@ __all__ = [
     "build_report",
     "load_inputs",
     "render_html",
-    "report_command",
 ]

@@ -681,6 +681,18 @@ def normalize(text: str) -> str:
     space ("这是 red cube 吗", "2 个"). Idempotent: ``normalize(normalize(t)) == normalize(t)``. Punctuation is gone
     from the result, so compare answers with ``answer_matches``, which also sees clause boundaries and negation.
     """
+    # The readers (numbers, then dates and money) can leave a form another pass would read again ("five五june块五"
+    # -> "5 june ..." -> "june 5 ..."): pass again until nothing changes, so that the result is a fixed point.
+    result = _normalize_once(text)
+    for _ in range(4):
+        again = _normalize_once(result)
+        if again == result:
+            break
+        result = again
+    return result
+
+
+def _normalize_once(text: str) -> str:
     out: list[str] = []
     prev = ""
     for tok in _analyse(text, True).tokens:

@@ -9,9 +9,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from omnivchat._cli_options import RouteOptions, route_options
-from omnivchat._cli_runs import _fail, console, err_console
 from omnivchat._files import check_output_dir, check_output_file, write_text_atomic
+from omnivchat.cli._app import console, err_console, fail
+from omnivchat.cli._options import RouteOptions, route_options
 
 
 def warn_unchecked(route: object) -> None:
@@ -119,7 +119,7 @@ def ablate_command(
     from omnivchat.runs import ManifestMismatch, RunError
 
     if neither not in ("blank", "none") or video_only not in ("mute", "strip") or aggregate not in ("mean", "majority"):
-        raise _fail("--neither is blank|none, --video-only is mute|strip, --aggregate is mean|majority")
+        raise fail("--neither is blank|none, --video-only is mute|strip, --aggregate is mean|majority")
     check_output_dir(output, ours=is_ablation_dir, kind="an ablation directory")
     try:
         loaded = load_bench(bench)
@@ -177,7 +177,7 @@ def ablate_command(
             simulated=probe_route.settings.route == "sim",
         )
     except SelfCheckFailed as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     except (
         BenchError,
         JudgesFileError,
@@ -189,7 +189,7 @@ def ablate_command(
         KeyError,
         FileNotFoundError,
     ) as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     print_grid(grid, f"Ablation grid: {model} on {loaded.info.name}")
     console.print(f"wrote {path} and the runs under {output}")
 
@@ -271,7 +271,7 @@ def demo_command(
     try:
         record = self_check(bench, output / "self-check", panel=panel, progress=progress, say=_say)
     except SelfCheckFailed as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     console.print(f"[green]self-check passed[/]: {SELF_CHECK_LINE.removeprefix('self-check: ')}")
     rows = Table(title="Table 1 rows (simulated models: a harness check)", title_justify="left")
     rows.add_column("model")

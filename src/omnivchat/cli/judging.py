@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.table import Table
 
-from omnivchat._cli_runs import RETRY_ATTEMPTS, _fail, console, err_console, print_failures
+from omnivchat.cli._app import RETRY_ATTEMPTS, console, err_console, fail, print_failures
 
 judges_app = typer.Typer(help="Judge studies.", no_args_is_help=True)
 
@@ -80,7 +82,7 @@ def judge_command(
             progress=progress,
         )
     except _errors() as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     for kind, s in report.summaries.items():
         console.print(
             f"{kind}: {s.done}/{s.total} verdicts ({s.reused} stored, {s.attempts} requests sent), {s.failed} unscored"
@@ -99,46 +101,6 @@ def judge_command(
     console.print(f"wrote verdicts to {run_dir / 'store.sqlite'} and judge settings to {run_dir / 'judges.json'}")
     if any(s.failed for s in report.summaries.values()):
         raise typer.Exit(code=1)
-
-
-def write_scores(run_dir: Path, bench, items, row, panel: list[str], aggregate: str, style_judge: str | None) -> Path:
-    """RUN_DIR/scores.json: the Table 1 row and every item's score with its reason (what reports read)."""
-    import json
-
-    from omnivchat._files import write_text_atomic
-    from omnivchat.runs import load_manifest
-    from omnivchat.scoring import is_empty_reply
-
-    manifest = load_manifest(run_dir)
-    data = {
-        "schema": "omnivchat-scores-v1",
-        "model": manifest["route"]["model"],
-        "simulated": manifest.get("simulated", False),
-        "condition": manifest["condition"],
-        "bench": {"name": bench.info.name, "version": bench.info.version},
-        "panel": panel,
-        "aggregate": aggregate,
-        "style_judge": style_judge,
-        "complete": row.complete,
-        "incomplete": row.incompleteness(),
-        "table1": row.model_dump(),
-        "items": [
-            {
-                "id": i.item_id,
-                "subcategory": i.subcategory,
-                "source": i.source,
-                "score": i.score,
-                "style": i.style,
-                "reason": i.reason,
-                "per_judge": i.per_judge,
-                "empty": i.reply is not None and is_empty_reply(i.reply),
-                "request_failed": i.reply is None and i.ran,
-                "not_run": not i.ran,
-            }
-            for i in items
-        ],
-    }
-    return write_text_atomic(Path(run_dir) / "scores.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def print_unscored(items: list) -> None:
@@ -166,12 +128,11 @@ def score_run(
 
     Items are counted against the bench: a run with items that have no reply is incomplete, which ends the
     command with status 1 unless ``allow_incomplete`` (scores.json is written either way, marked incomplete)."""
-    from omnivchat.cli import print_table1
-    from omnivchat.judges import RULE_JUDGE, collect_scores, load_judges, run_bench
+    from omnivchat.judges import RULE_JUDGE, collect_scores, load_judges, run_bench, write_scores
     from omnivchat.scoring import table1_row
 
     if aggregate not in ("mean", "majority"):
-        raise _fail("--aggregate must be 'mean' or 'majority'")
+        raise fail("--aggregate must be 'mean' or 'majority'")
     try:
         config = load_judges(judges)
         if panel in config.judges or panel == RULE_JUDGE:
@@ -181,7 +142,7 @@ def score_run(
         the_bench = run_bench(run_dir, bench)
         items = collect_scores(run_dir, the_bench, members, aggregate=aggregate, style_judge=style_judge)  # type: ignore[arg-type]
     except _errors() as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     row = table1_row([i.scored_reply() for i in items], style_graded=style_judge is not None)
     title = f"Table 1 row: {the_bench.info.name}, panel {'+'.join(members)} ({aggregate})"
     values = print_table1(row, title)
@@ -223,13 +184,104 @@ def agree_command(
         check_output_file(output, inputs=[bench], force=force)
     names = [n.strip() for n in judges.split(",") if n.strip()]
     if len(names) < 2:
-        raise _fail("--judges needs at least two judge names")
+        raise fail("--judges needs at least two judge names")
     try:
         the_bench = run_bench(run_dir, bench)
         report = agreement_report(collect_judgments(run_dir, the_bench, names), names, n_resamples=resamples, seed=seed)
     except (*_errors(), ValueError) as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     for table in render_agreement(report):
         console.print(table)
     path = write_text_atomic(output or run_dir / "agreement.json", report.model_dump_json(indent=2) + "\n")
     console.print(f"wrote {path}")
+
+
+def print_table1(row: object, title: str) -> dict:
+    """Print a Table 1 row with the counts behind it; return its values."""
+    from omnivchat.scoring import TABLE1_COLUMNS
+
+    values = row.model_dump()  # type: ignore[attr-defined]
+    incomplete = row.incompleteness()  # type: ignore[attr-defined]
+    if incomplete is not None:
+        title = f"{title} [bold red]INCOMPLETE[/]"
+    table = Table(title=title, title_justify="left")
+    for column in TABLE1_COLUMNS:
+        table.add_column(column, justify="right")
+    table.add_row(
+        *("—" if values[c] is None else f"{values[c]:.{2 if c in ('RE', 'Len') else 3}f}" for c in TABLE1_COLUMNS)
+    )
+    console.print(table)
+    console.print(
+        f"{values['n_instances']} instances: {values['n_scored']} scored, {values['n_unscored']} unscored "
+        f"({values['n_failed_requests']} failed requests, {values['n_not_run']} not run), "
+        f"{values['n_empty_replies']} empty replies, {values['n_style_graded']} style-graded. "
+        "— marks a column with no data."
+    )
+    return values
+
+
+def score_command(
+    run_dir: Annotated[Path | None, typer.Argument(help="Run directory to score from its stored verdicts.")] = None,
+    bench: Annotated[Path | None, typer.Option("--bench", help="Bench directory (default for a run: its own).")] = None,
+    hits: Annotated[
+        Path | None, typer.Option("--hits", help='Score a JSONL of {"id", "hits", "reply", "style"?} instead of a run.')
+    ] = None,
+    judges: Annotated[
+        Path | None, typer.Option("--judges", help="Judges file (TOML or JSON) naming the panels.")
+    ] = None,
+    panel: Annotated[
+        str | None, typer.Option("--panel", help="Panel name, or one judge name ('rule': offline).")
+    ] = None,
+    aggregate: Annotated[
+        str, typer.Option("--aggregate", help="mean of judge scores, or per-criterion majority.")
+    ] = "mean",
+    style_judge: Annotated[str | None, typer.Option("--style-judge", help="Judge whose style checks count.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the Table 1 row as JSON here.")] = None,
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option("--allow-incomplete", help="Exit 0 for a run with items that have no reply (still marked)."),
+    ] = False,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
+) -> None:
+    """Print the paper's Table 1 row: from a run's stored judge verdicts (RUN_DIR), or from a hits file.
+
+    Scores use the gated rubric (Eq. 1). From a run, a reply with a failed request or an incomplete panel is
+    unscored and counted apart, never averaged as 0; items never run count against the bench, and such a run is
+    incomplete (exit status 1 unless --allow-incomplete); no request is sent (run `omnivchat judge` first). From a
+    hits file, every bench instance needs exactly one line; a missing id or a hit outside 1..K is an error.
+    """
+    from omnivchat._files import check_output_file, write_text_atomic
+    from omnivchat.bench import BenchError, HitsError, load_bench, load_hits
+    from omnivchat.scoring import ScoredReply, rubric_score, table1_row
+
+    if (run_dir is None) == (hits is None):
+        raise fail("give either RUN_DIR (score a run) or --bench with --hits (score a hits file)")
+    if output is not None:
+        check_output_file(output, inputs=[hits, judges], force=force)
+    if hits is not None:
+        if bench is None:
+            raise fail("--hits needs --bench")
+        try:
+            loaded = load_bench(bench)
+            graded = load_hits(hits, loaded)
+        except (BenchError, HitsError) as err:
+            raise fail(str(err)) from None
+        records = [
+            ScoredReply(
+                subcategory=i.subcategory,
+                source=i.source,
+                score=rubric_score(i.tiers, graded[i.id].hits),
+                reply=graded[i.id].reply,
+                style=None if graded[i.id].style is None else float(graded[i.id].style),
+            )
+            for i in loaded.instances
+        ]
+        name = loaded.info.name
+        style_graded = any(g.style is not None for g in graded.values())
+        values = print_table1(table1_row(records, style_graded=style_graded), f"Table 1 row: {name}")
+    else:
+        assert run_dir is not None
+        name, values = score_run(run_dir, bench, judges, panel, aggregate, style_judge, allow_incomplete)
+    if output is not None:
+        write_text_atomic(output, json.dumps({"bench": name, **values}, indent=2) + "\n")
+        console.print(f"wrote {output}")

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from omnivchat._cli_runs import console, err_console
+from omnivchat.cli._app import console, err_console
 
 
 def report_command(

@@ -10,9 +10,9 @@ from typing import Annotated
 
 import typer
 
-from omnivchat._cli_options import RouteOptions, route_options
-from omnivchat._cli_runs import _fail, console
 from omnivchat._files import check_output_dir, check_output_file, write_text_atomic
+from omnivchat.cli._app import console, fail
+from omnivchat.cli._options import RouteOptions, route_options
 
 socialomni_app = typer.Typer(
     help="SocialOmni (Who / When / How): generate, judge with the three-judge panel, rescore archives, export.",
@@ -108,7 +108,7 @@ def evaluate_command(
 
     chosen = [t.strip() for t in tasks.split(",") if t.strip()]
     if not chosen or any(t not in ("who", "when", "how") for t in chosen):
-        raise _fail("--tasks takes who, when and how")
+        raise fail("--tasks takes who, when and how")
     check_output_dir(output, ours=lambda d: (d / "manifest.json").is_file(), kind="a SocialOmni run directory")
     if route.base_url is None and os.environ.get("OPENAI_API_BASE"):
         route = dataclasses.replace(route, base_url=os.environ["OPENAI_API_BASE"])
@@ -128,7 +128,7 @@ def evaluate_command(
             generation=sampling.model_dump(exclude_none=True, exclude={"max_tokens"}),
         )
     except _errors() as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     for line in task_lines(summary):
         console.print(line)
     console.print(f"wrote {output / 'summary.json'}, {output / 'manifest.json'} and {output / 'store.sqlite'}")
@@ -178,7 +178,7 @@ def judge_command(
             progress=progress,
         )
     except _errors() as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     m = summary["metrics"]
     console.print(f"panel {panel} ({', '.join(summary['judges'])}): {_quality(m)}")
     console.print(f"wrote {out / 'scores.json'} and {out / 'summary.json'}")
@@ -222,12 +222,12 @@ def rescore_command(
     from omnivchat.socialomni._run import prepare_from_archive, prepare_from_run, rescore
 
     if (run is None) == (paper is None):
-        raise _fail("give either --run (with --contexts and --model) or --paper")
+        raise fail("give either --run (with --contexts and --model) or --paper")
     check_output_dir(output, ours=lambda d: (d / "input.json").is_file(), kind="a SocialOmni rescoring directory")
     try:
         if run is not None:
             if contexts is None or model is None:
-                raise _fail("--run needs --contexts and --model")
+                raise fail("--run needs --contexts and --model")
             data = prepare_from_run(run, contexts, model)
         else:
             assert paper is not None
@@ -236,7 +236,7 @@ def rescore_command(
         template, _ = load_judge_template(judge_prompt)
         result = rescore(data, judges, panel, output, template=template, only_judge=only_judge, progress=progress)
     except _errors() as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     for entry in result["models"]:
         m = entry["metrics"]
         console.print(f"{entry['model']}: {_quality(m)}")
@@ -264,7 +264,7 @@ def export_command(
     try:
         data = export(run, judging or run / "judging", allow_incomplete=allow_incomplete)
     except _errors() as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     write_text_atomic(output, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     console.print(f"wrote {output} (status {data['status']}, {len(data['items'])} items)")
     for reason in data["incomplete_reasons"]:

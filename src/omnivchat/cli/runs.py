@@ -3,40 +3,17 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from omnivchat._cli_options import RouteOptions, route_options
+from omnivchat.cli._app import RETRY_ATTEMPTS, console, err_console, fail, print_failures
+from omnivchat.cli._options import RouteOptions, route_options
 
-console = Console(width=None if sys.stdout.isatty() else 140, emoji=False)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140, emoji=False)
 runs_app = typer.Typer(help="Inspect run directories.", no_args_is_help=True)
-RETRY_ATTEMPTS = 4  # attempts per request, retries included: the same for a model and for a judge
-
-
-def _fail(message: str) -> typer.Exit:
-    # One line however long (soft_wrap): scripts and people read the file name whole.
-    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    return typer.Exit(code=2)
-
-
-def print_failures(counts: dict[str, int], first: dict[str, str], *, title: str = "failed items by kind") -> None:
-    """Failures grouped by kind, most frequent first, each with its first message: nobody should have to open
-    the store to learn that every clip failed to decode."""
-    if not counts:
-        return
-    console.print(f"[red]{title}:[/]")
-    for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        message = first.get(kind, "")
-        if len(message) > 300:
-            message = message[:299] + "…"
-        console.print(f"  {kind}: {n}" + (f" (first: {message})" if message else ""), markup=False, highlight=False)
 
 
 @route_options
@@ -75,7 +52,7 @@ def eval_command(
     loaded = load_bench(bench)
     prompt, label = load_prompt(system_prompt)
     the_route = route.route(model)
-    from omnivchat._cli_diagnostics import warn_unchecked
+    from omnivchat.cli.diagnostics import warn_unchecked
 
     warn_unchecked(the_route)
     summary = run_eval(
@@ -117,7 +94,7 @@ def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]
     try:
         status = run_status(run_dir)
     except RunError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     label = " [yellow](simulated)[/]" if status.get("simulated") else ""
     if status["protocol"] == SOCIALOMNI_PROTOCOL:
         limit = f", --limit {status['limit']}" if status.get("limit") is not None else ""
@@ -179,6 +156,6 @@ def export_command(
     try:
         data = export_run(run_dir, allow_incomplete=allow_incomplete)
     except RunError as err:
-        raise _fail(str(err)) from None
+        raise fail(str(err)) from None
     write_text_atomic(output, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     console.print(f"wrote {output} ({len(data['records'])} records, status {data['status']})")

@@ -1,0 +1,58 @@
+"""What every command shares: the consoles, the one error handler, and how failures are printed."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from typer.core import TyperGroup
+
+from omnivchat.errors import Interrupted, OmnivchatError
+
+# Wide enough for the 12 Table 1 columns when output is piped (rich assumes 80 columns there).
+console = Console(width=None if sys.stdout.isatty() else 140, emoji=False)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140, emoji=False)
+RETRY_ATTEMPTS = 4  # attempts per request, retries included: the same for a model and for a judge
+
+
+def fail(message: str) -> typer.Exit:
+    """Print ``error: message`` as one line (however long: scripts and people read the file name whole) and
+    return the exit (status 2) to raise."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    return typer.Exit(code=2)
+
+
+def warn(message: str) -> None:
+    err_console.print(f"[yellow]warning:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+class Commands(TyperGroup):
+    """The root command group: a user-facing error (OmnivchatError) ends any command as one line with status 2,
+    Ctrl-C as a line saying how to resume with status 130; any other exception is a bug and keeps its traceback."""
+
+    def invoke(self, ctx: typer.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except Interrupted as err:
+            err_console.print(f"[bold yellow]{escape(str(err))}[/]", highlight=False, soft_wrap=True)
+            raise typer.Exit(code=130) from None
+        except KeyboardInterrupt:
+            err_console.print("[bold yellow]interrupted:[/] rerun the same command to resume", highlight=False)
+            raise typer.Exit(code=130) from None
+        except OmnivchatError as err:
+            raise fail(str(err)) from None
+
+
+def print_failures(counts: dict[str, int], first: dict[str, str], *, title: str = "failed items by kind") -> None:
+    """Failures grouped by kind, most frequent first, each with its first message: nobody should have to open
+    the store to learn that every clip failed to decode."""
+    if not counts:
+        return
+    console.print(f"[red]{title}:[/]")
+    for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        message = first.get(kind, "")
+        if len(message) > 300:
+            message = message[:299] + "…"
+        console.print(f"  {kind}: {n}" + (f" (first: {message})" if message else ""), markup=False, highlight=False)

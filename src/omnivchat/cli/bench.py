@@ -1,0 +1,118 @@
+"""`omnivchat validate` and `omnivchat bench make` (the procedural mini-bench, ``omnivchat.studio.make_minibench``)."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from omnivchat.cli._app import console, err_console, fail
+
+bench_app = typer.Typer(help="Build benches offline.", no_args_is_help=True)
+
+
+@bench_app.command("make")
+def make_command(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Bench directory to write (new or empty).")],
+    per_subcategory: Annotated[
+        int, typer.Option("--per-subcategory", "-n", min=1, help="Instances per subcategory (languages alternate).")
+    ] = 2,
+    languages: Annotated[
+        str, typer.Option("--languages", help="Comma-separated user languages: en, zh or both.")
+    ] = "en,zh",
+    seed: Annotated[int, typer.Option("--seed", help="Scene RNG seed: the same seed gives the same bench.")] = 0,
+    force: Annotated[bool, typer.Option("--force", help="Replace OUTPUT if it already holds a bench.")] = False,
+) -> None:
+    """Build the procedural mini-bench: real clips for all 17 subcategories, rendered offline in seconds.
+
+    Each instance is a scene drawn by the procedural renderer (coloured shapes on a table, a person, a selfie or
+    rear camera, spoken questions in English or Mandarin), with a reference reply and a tiered rubric whose every
+    criterion carries a machine check, so the offline rule judge (`omnivchat score RUN_DIR --panel rule`) can
+    score replies. The default (2 per subcategory, en and zh) is 34 instances. A non-empty OUTPUT that is not a
+    bench is never touched; an existing bench is replaced only with --force.
+    """
+    from omnivchat.bench import SUBCATEGORIES
+    from omnivchat.studio._minibench import MiniBenchError, make_minibench
+
+    started = time.perf_counter()
+    try:
+        bench = make_minibench(
+            output,
+            per_subcategory=per_subcategory,
+            languages=[part for part in languages.split(",") if part.strip()],
+            seed=seed,
+            progress=True,
+            force=force,
+        )
+    except (MiniBenchError, ValueError) as err:
+        raise fail(str(err)) from None
+    elapsed = time.perf_counter() - started
+    by_sub = Counter(i.subcategory for i in bench.instances)
+    by_lang = Counter(i.language for i in bench.instances)
+    n_clips = sum(len(i.turns) for i in bench.instances)
+    counts = ", ".join(f"{code} {by_sub[code]}" for code in SUBCATEGORIES if code in by_sub)
+    languages_text = ", ".join(f"{lang} {n}" for lang, n in sorted(by_lang.items()))
+    console.print(
+        f"wrote {bench.root}: {len(bench.instances)} instances ({languages_text}), {n_clips} clips, "
+        f"in {elapsed:.1f} s; by subcategory: {counts}",
+        highlight=False,
+        soft_wrap=True,  # one line, however long the path: scripts read it
+    )
+
+
+def _counts_table(title: str, counts: Counter[str] | dict[str, int]) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column(title.split(" ")[-1].capitalize())
+    table.add_column("Instances", justify="right")
+    for key, value in counts.items():
+        table.add_row(str(key), str(value))
+    return table
+
+
+def validate_command(
+    bench_dir: Annotated[Path, typer.Argument(help="Bench directory (bench.yaml, instances.jsonl, media/).")],
+) -> None:
+    """Validate a bench directory and its clips, and print its counts by category, subcategory, language and turns.
+
+    Every clip is probed (in parallel; results cached by content hash, so an unchanged bench is not probed
+    again): an empty, truncated or unreadable clip, one with no video stream, or one without an audio track in
+    an instance that requires audio is a problem. Every problem is listed with its file, line and field; the
+    exit status is 2 if there is any. A silent audio track is only a warning.
+    """
+    from rich.progress import Progress
+
+    from omnivchat.bench import CATEGORIES, SUBCATEGORIES, Bench, BenchError, load_bench
+    from omnivchat.media import ClipChecker
+
+    bench: Bench | None = None
+    error: BenchError | None = None
+    with Progress(console=err_console, transient=True, disable=not err_console.is_terminal) as progress:
+        task = progress.add_task("probing clips", total=None)
+        checker = ClipChecker(progress=lambda done, total: progress.update(task, completed=done, total=total))
+        try:
+            bench = load_bench(bench_dir, check_media=checker)
+        except BenchError as err:
+            error = err
+    for warning in checker.warnings:
+        err_console.print(f"[bold yellow]warning:[/] {warning}", highlight=False)
+    if bench is None:
+        raise fail(str(error))
+    instances = bench.instances
+    by_sub = Counter(i.subcategory for i in instances)
+    by_cat = Counter(SUBCATEGORIES[i.subcategory].category for i in instances)
+    console.print(
+        f"[bold green]ok[/] {bench.root}: {bench.info.name} v{bench.info.version}, {len(instances)} instances, "
+        f"{checker.clips} clips ({checker.probed} probed, {checker.cached} from the cache)"
+    )
+    console.print(_counts_table("By category", {c: by_cat[c] for c in CATEGORIES if c in by_cat}))
+    console.print(
+        _counts_table("By subcategory", {SUBCATEGORIES[s].path: by_sub[s] for s in SUBCATEGORIES if s in by_sub})
+    )
+    console.print(_counts_table("By language", Counter(i.language for i in instances)))
+    console.print(
+        _counts_table("By turns", Counter(str(len(i.turns)) for i in sorted(instances, key=lambda i: len(i.turns))))
+    )
