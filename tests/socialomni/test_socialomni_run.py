@@ -12,8 +12,8 @@ from socialomni_factory import make_socialomni
 from typer.testing import CliRunner
 
 from omnivchat.cli import app
-from omnivchat.media import probe
 from omnivchat.cli.socialomni import task_lines
+from omnivchat.media import probe
 from omnivchat.socialomni._run import record_key, summarize
 from omnivchat.testing import Behaviour, LoopbackServer, message_text
 
