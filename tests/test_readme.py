@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from omnivchat.judges import load_judges
-from omnivchat.judges._run import _judge_route
+from omnivchat.judges import judge_route, load_judges
 
 README = Path(__file__).parent.parent / "README.md"
 
@@ -20,5 +19,5 @@ def test_the_readme_judges_file_resolves_every_judge(tmp_path, monkeypatch):
     assert config.panel("default")
     for spec in config.judges.values():
         monkeypatch.setenv(spec.api_key_env, "test-token-not-a-key")
-        route = _judge_route(spec)
+        route = judge_route(spec)
         assert route.endpoint.startswith("https://") and route.endpoint.endswith("/chat/completions"), spec.name

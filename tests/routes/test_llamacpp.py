@@ -250,3 +250,25 @@ def test_judge_path_end_to_end_with_json_constrained_verdicts(llama_server, chec
     assert again.summaries["rubric:smol"].reused == summary.done and llama_server.chat_posts() == posts
     scores = collect_scores(run_dir, checked_bench, ["smol"])
     assert all(s.score is not None and 0.0 <= s.score <= 1.0 for s in scores)  # a tiny model: numbers, not quality
+
+
+def test_the_judge_engine_constrains_verdicts_with_each_instances_schema(llama_server, checked_bench, tmp_path):
+    """structured_output = "json_object" in the judges file: the engine sends each instance's verdict schema in
+    llama.cpp's form, and a 135M model's every verdict parses (without it, most do not: see the issue note)."""
+    from omnivchat.judges import JudgesConfig, JudgeSpec, collect_scores, judge_run
+    from omnivchat.runs import run_eval
+
+    run_dir = tmp_path / "run"
+    run_eval(checked_bench, get_route("sim:healthy"), run_dir, system_prompt="x", progress=False)
+    spec = JudgeSpec(
+        name="smol",
+        model=MODEL,
+        base_url=llama_server.base_url,
+        max_tokens=256,
+        max_concurrency=1,
+        structured_output="json_object",
+    )
+    report = judge_run(run_dir, checked_bench, JudgesConfig(judges={"smol": spec}), ["smol"], progress=False)
+    summary = report.summaries["rubric:smol"]
+    assert summary.done == len(checked_bench.instances) and summary.failed == 0, summary.failures
+    assert all(s.score is not None for s in collect_scores(run_dir, checked_bench, ["smol"]))

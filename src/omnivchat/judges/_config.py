@@ -6,12 +6,15 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from omnivchat._files import InputError, loads_json, read_text
 from omnivchat.errors import OmnivchatError
 
 RULE_JUDGE = "rule"  # the offline rule judge: always available, needs no file entry
+
+
+_LATER_FIELDS = ("include_modalities", "reasoning_effort", "structured_output")
 
 
 class JudgeSpec(BaseModel):
@@ -26,7 +29,18 @@ class JudgeSpec(BaseModel):
     max_concurrency: int = Field(default=2, gt=0)
     temperature: float = 0.0
     max_tokens: int = Field(default=2048, gt=0)
-    thinking: bool | None = Field(default=False, description="Thinking off where the route supports it.")
+    thinking: bool | None = Field(
+        default=False,
+        validation_alias=AliasChoices("thinking", "enable_thinking"),
+        description="enable_thinking (also spelt so in the file); off where the route supports it.",
+    )
+    include_modalities: bool | None = Field(default=None, description='Send modalities=["text"] (None: default).')
+    reasoning_effort: str | None = Field(default=None, description="reasoning_effort, where the judge takes it.")
+    structured_output: Literal["auto", "json_schema", "json_object", "off"] = Field(
+        default="auto",
+        description="How a verdict's JSON schema is sent: json_schema (OpenAI, vLLM, SGLang), json_object "
+        "(llama.cpp), off; auto: only where certain (the Gemini native route).",
+    )
     response_format: dict[str, Any] | None = Field(default=None, description='e.g. {"type": "json_object"}.')
     extra: dict[str, Any] = Field(default_factory=dict, description="Extra fields merged into each request.")
     repeat_of: str | None = Field(
@@ -36,8 +50,13 @@ class JudgeSpec(BaseModel):
     )
 
     def identity(self) -> dict[str, Any]:
-        """What decides this judge's verdicts (endpoint and key variable excluded)."""
-        return self.model_dump(exclude={"base_url", "api_key_env", "max_concurrency"})
+        """What decides this judge's verdicts (endpoint and key variable excluded). Fields added later are left
+        out at their defaults, so a run judged before they existed keeps its judge."""
+        data = self.model_dump(exclude={"base_url", "api_key_env", "max_concurrency"})
+        for name in _LATER_FIELDS:
+            if data[name] == type(self).model_fields[name].default:
+                del data[name]
+        return data
 
 
 class JudgesConfig(BaseModel):
@@ -47,6 +66,8 @@ class JudgesConfig(BaseModel):
 
     judges: dict[str, JudgeSpec] = Field(default_factory=dict)
     panels: dict[str, list[str]] = Field(default_factory=dict)
+    # Each judge as the file wrote it (what a protocol's manifest records), not part of the configuration.
+    entries: dict[str, dict[str, Any]] = Field(default_factory=dict, exclude=True)
 
     @model_validator(mode="before")
     @classmethod
@@ -59,7 +80,8 @@ class JudgesConfig(BaseModel):
                 judges = {
                     name: {"name": name, **spec} if isinstance(spec, dict) else spec for name, spec in judges.items()
                 }
-            data = {**data, "judges": judges}
+            entries = {k: dict(v) for k, v in judges.items() if isinstance(v, dict)} if isinstance(judges, dict) else {}
+            data = {**data, "judges": judges, "entries": entries}
         return data
 
     @model_validator(mode="after")

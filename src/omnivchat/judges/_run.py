@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,24 +13,18 @@ from typing import Any
 from omnivchat._canonical import sha256_text
 from omnivchat.bench import Bench, Instance, load_bench
 from omnivchat.judges._config import RULE_JUDGE, Aggregate, JudgesConfig, JudgeSpec
+from omnivchat.judges._engine import Job, VerdictTask, ask, hits_schema, stored_verdict
 from omnivchat.judges._requests import STYLE_REQUIREMENTS, JudgePrompts, aliases_for, rubric_request, style_request
 from omnivchat.judges._rule import rule_verdict
 from omnivchat.judges._verdict import parse_verdict
 from omnivchat.routes import (
     ChatRequest,
-    ChatResponse,
-    CredentialError,
-    Route,
-    get_route,
-    resolve_api_key,
-    resolve_settings,
 )
 from omnivchat.runs import (
     CANDIDATE,
     STORE_FILE,
     RetryPolicy,
     RunError,
-    Runner,
     RunStore,
     RunSummary,
     load_manifest,
@@ -47,6 +42,34 @@ def rubric_kind(judge: str) -> str:
 
 def style_kind(judge: str) -> str:
     return f"style:{judge}"
+
+
+def _not_asked(item_id: str, spec: JudgeSpec) -> ChatRequest:
+    raise RunError(f"item {item_id}: this verdict task only reads stored verdicts")
+
+
+def rubric_task(
+    instances: Mapping[str, Instance], request: Callable[[str, JudgeSpec], ChatRequest] = _not_asked
+) -> VerdictTask[list[int]]:
+    """Rubric verdicts (Eq. 1 hits): criteria 1..K of each instance, strict JSON, schema per instance."""
+    return VerdictTask(
+        kind="rubric",
+        request=request,
+        parse=lambda item_id, text: parse_verdict(text, len(instances[item_id].rubric)),
+        schema=lambda item_id: hits_schema(len(instances[item_id].rubric)),
+        unparseable="rubric verdict does not parse",
+    )
+
+
+def style_task(request: Callable[[str, JudgeSpec], ChatRequest] = _not_asked) -> VerdictTask[list[int]]:
+    """Style checklist verdicts (Section 4.2): requirements 1..7 met."""
+    return VerdictTask(
+        kind="style",
+        request=request,
+        parse=lambda _item_id, text: parse_verdict(text, STYLE_REQUIREMENTS),
+        schema=lambda _item_id: hits_schema(STYLE_REQUIREMENTS),
+        unparseable="style verdict does not parse",
+    )
 
 
 def run_bench(run_dir: Path, bench_dir: Path | None) -> Bench:
@@ -98,29 +121,6 @@ def _record_identities(run_dir: Path, specs: list[JudgeSpec], prompts: JudgeProm
             )
         known[spec.name] = identity
     path.write_text(json.dumps(known, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def _judge_route(spec: JudgeSpec) -> Route:
-    """A judge's route: its key checked before anything is sent, and through the environment's proxy (judges
-    are hosted services; HTTP_PROXY / HTTPS_PROXY / NO_PROXY apply, as in the SocialOmni runner)."""
-    default_thinking = resolve_settings(spec.model).thinking
-    key = resolve_api_key(spec.api_key_env)
-    if spec.api_key_env and key is None:
-        raise CredentialError(
-            f"judge {spec.name!r} needs its key in {spec.api_key_env} (api_key_env in the judges file), "
-            "and that variable is not set"
-        )
-    return get_route(
-        spec.model,
-        api_key=key,
-        trust_env=True,
-        base_url=spec.base_url,
-        media_input="none",
-        # thinking off only where the route is known to take the switch; elsewhere the field is left out
-        thinking=spec.thinking if default_thinking is not None and spec.thinking is not None else None,
-        max_concurrency=spec.max_concurrency,
-        extra_body=spec.extra or None,
-    )
 
 
 @dataclass
@@ -175,48 +175,21 @@ async def judge_run_async(
             else:
                 todo.append((by_id[item_id], reply))
         model_aliases = aliases_for(model_id, aliases)
+        replies_of = {i.id: r for i, r in todo}
+        ids = [i.id for i, _ in todo]
 
-        def rubric_ok(request: ChatRequest, response: ChatResponse) -> str | None:
-            k = len(by_id[request.item_id].rubric)
-            return None if parse_verdict(response.text, k) is not None else "rubric verdict does not parse"
+        def rubric_for(item_id: str, spec: JudgeSpec) -> ChatRequest:
+            instance = by_id[item_id]
+            reply = replies_of[item_id]
+            return rubric_request(instance, reply, model_id=model_id, aliases=model_aliases, prompts=prompts, spec=spec)
 
-        def style_ok(request: ChatRequest, response: ChatResponse) -> str | None:
-            parsed = parse_verdict(response.text, STYLE_REQUIREMENTS)
-            return None if parsed is not None else "style verdict does not parse"
+        def style_for(item_id: str, spec: JudgeSpec) -> ChatRequest:
+            return style_request(by_id[item_id], replies_of[item_id], prompts=prompts, spec=spec)
 
-        jobs = []
-        for spec in specs:
-            tasks = []
-            if spec.name in names:
-                work = [
-                    (rubric_request(i, r, model_id=model_id, aliases=model_aliases, prompts=prompts, spec=spec), {})
-                    for i, r in todo
-                ]
-                tasks.append((rubric_kind(spec.name), work, rubric_ok))
-            if spec.name == style_judge:
-                work = [(style_request(i, r, prompts=prompts, spec=spec), {}) for i, r in todo]
-                tasks.append((style_kind(spec.name), work, style_ok))
-            for kind, work, accept in tasks:
-                route = _judge_route(spec)
-                runner = Runner(
-                    route,
-                    store,
-                    concurrency=spec.max_concurrency,
-                    retry=RetryPolicy(max_attempts=max_attempts),
-                    kind=kind,
-                    accept=accept,
-                )
-                summary = RunSummary(run_dir=run_dir, total=len(work))
-                report.summaries[kind] = summary
-                jobs.append((runner, work, summary, kind, route))
-
-        async def run_one(runner: Runner, work: list, summary: RunSummary, kind: str, route: Any) -> None:
-            try:
-                await runner.run_all(work, summary, progress=progress, label=kind)
-            finally:
-                await route.aclose()
-
-        await asyncio.gather(*(run_one(*job) for job in jobs))
+        rubric, style = rubric_task(by_id, rubric_for), style_task(style_for)
+        jobs = [Job(spec, rubric, ids) for spec in specs if spec.name in names]
+        jobs += [Job(spec, style, ids) for spec in specs if spec.name == style_judge]
+        report.summaries = await ask(store, jobs, run_dir=run_dir, max_attempts=max_attempts, progress=progress)
     finally:
         store.close()
     return report
@@ -251,17 +224,6 @@ class ItemScore:
             style=self.style,  # type: ignore[arg-type]
             ran=self.ran,
         )
-
-
-def _stored_verdict(store: RunStore, kind: str, item_id: str, n: int) -> tuple[list[int] | None, str]:
-    row = store.item(item_id, kind)
-    if row is None:
-        return None, "not judged"
-    if row["status"] != "done":
-        return None, f"{row['error_kind']}: {row['error']}"
-    result = store.result(row["key"])
-    hits = parse_verdict(result.text, n) if result else None
-    return hits, "ok" if hits is not None else "unparseable: verdict does not parse"
 
 
 def _verdict_failure(why: str) -> str:
@@ -299,6 +261,7 @@ def collect_scores(
         raise ValueError("a panel needs at least one judge")
     run_dir = Path(run_dir)
     by_id = {i.id: i for i in bench.instances}
+    rubric = rubric_task(by_id)
     scores: list[ItemScore] = []
     with RunStore(run_dir / STORE_FILE, read_only=True) as store:
         outcomes = candidate_outcomes(store)
@@ -331,7 +294,7 @@ def collect_scores(
                 if judge == RULE_JUDGE:
                     hits, why = rule_verdict(instance, reply)
                 else:
-                    hits, why = _stored_verdict(store, rubric_kind(judge), item_id, n)
+                    hits, why = stored_verdict(store, rubric, judge, item_id)
                 verdicts[judge] = hits
                 if hits is None:
                     reasons.append(f"{judge}: {why}")
@@ -346,7 +309,7 @@ def collect_scores(
                     score = sum(v for v in per_judge.values() if v is not None) / len(panel)
             style = None
             if style_judge is not None:
-                hits, _ = _stored_verdict(store, style_kind(style_judge), item_id, STYLE_REQUIREMENTS)
+                hits, _ = stored_verdict(store, style_task(), style_judge, item_id)
                 style = None if hits is None else float(len(hits) == STYLE_REQUIREMENTS)
             reason = "; ".join(reasons) if reasons else f"panel {aggregate} of {len(panel)}"
             scores.append(
@@ -367,6 +330,7 @@ def collect_judgments(run_dir: str | Path, bench: Bench, judges: list[str]) -> l
     path = run_dir / JUDGES_FILE
     identities: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     by_id = {i.id: i for i in bench.instances}
+    rubric = rubric_task(by_id)
     judgments = []
     with RunStore(run_dir / STORE_FILE, read_only=True) as store:
         replies = candidate_replies(store)
@@ -381,7 +345,7 @@ def collect_judgments(run_dir: str | Path, bench: Bench, judges: list[str]) -> l
                 if judge == RULE_JUDGE:
                     hits, _ = rule_verdict(instance, reply)
                 else:
-                    hits, _ = _stored_verdict(store, rubric_kind(judge), item_id, len(instance.rubric))
+                    hits, _ = stored_verdict(store, rubric, judge, item_id)
                 judgments.append(
                     Judgment(
                         item_id=item_id,

@@ -166,6 +166,9 @@ class GeminiRoute:
                 config["thinking_config"] = types.ThinkingConfig(thinking_budget=-1 if self.settings.thinking else 0)
             if request.response_format is not None:
                 config["response_mime_type"] = "application/json"
+                schema = _schema_of(request.response_format)
+                if schema is not None:  # a verdict's JSON schema, in either OpenAI-style form
+                    config["response_json_schema"] = schema
             generate = client.aio.models.generate_content(
                 model=self.model_name,
                 contents=contents,
@@ -226,3 +229,11 @@ class GeminiRoute:
             if close is not None:
                 await close()
             self._client = None
+
+
+def _schema_of(response_format: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema inside an OpenAI-style response_format (``json_schema.schema``, or llama.cpp's
+    ``schema`` beside ``json_object``), or None."""
+    inner = response_format.get("json_schema")
+    schema = inner.get("schema") if isinstance(inner, dict) else response_format.get("schema")
+    return schema if isinstance(schema, dict) else None

@@ -16,15 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from omnivchat._canonical import sha256_json
+from omnivchat.judges import JudgeSpec, load_judges
+from omnivchat.judges._engine import Job, VerdictTask, ask, stored_verdict
 from omnivchat.routes import (
     ChatRequest,
-    ChatResponse,
-    CredentialError,
     Route,
     RouteError,
     Sampling,
-    get_route,
-    resolve_api_key,
 )
 from omnivchat.runs import RetryPolicy, RunError, Runner, RunStore, RunSummary, writes_run_dir
 from omnivchat.runs._manifest import source_hash, write_or_check_manifest
@@ -312,30 +310,31 @@ def load_contexts(path: Path) -> dict[str, dict[str, str]]:
     return data
 
 
-def _judge_route(spec: dict[str, Any]) -> Route:
-    overrides = {"base_url": spec.get("base_url"), "media_input": "none", "extra_body": spec.get("extra") or None}
-    if spec.get("enable_thinking") is not None:
-        overrides["thinking"] = spec["enable_thinking"]
-    if spec.get("include_modalities") is not None:
-        overrides["include_modalities"] = spec["include_modalities"]
-    if spec.get("reasoning_effort") is not None:
-        overrides["reasoning_effort"] = spec["reasoning_effort"]
-    key = resolve_api_key(spec.get("api_key_env"))
-    if spec.get("api_key_env") and key is None:
-        raise CredentialError(f"judge {spec['model']} needs its key in {spec['api_key_env']}, which is not set")
-    # Judges go through the environment's proxy (HTTP_PROXY / HTTPS_PROXY / NO_PROXY), as seed 003's runner does.
-    return get_route(spec["model"], api_key=key, trust_env=True, **overrides)
-
-
 def load_judge_config(path: Path, panel: str) -> list[dict[str, Any]]:
-    """The judges file `{"judges": [{name, model, base_url, api_key_env, max_concurrency, ...}]}`, whose judge
-    names must equal the panel's set exactly."""
-    try:
-        judges = json.loads(Path(path).read_text(encoding="utf-8"))["judges"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise SocialOmniError(f"{path}: not a judges file with a 'judges' list ({err})") from None
-    check_panel(panel, [j["name"] for j in judges])
-    return judges
+    """The judges of a judges file (the one format: TOML or JSON, ``judges`` as a list or a table), whose names
+    must equal the panel's set exactly; each judge as its file entry (what the judging manifest records)."""
+    config = load_judges(path)
+    check_panel(panel, list(config.judges))
+    return [config.entries[name] for name in config.judges]
+
+
+def how_task(records: list[dict[str, Any]], template: str) -> VerdictTask[int]:
+    """SocialOmni's How verdict: the five-level 0-100 score of one candidate continuation, as bare text (the
+    protocol's format: no JSON schema is sent), at the protocol's judge sampling."""
+    by_key = {r["key"]: r for r in records}
+    sampling = Sampling(**JUDGE_SAMPLING)
+
+    def request(key: str, _spec: JudgeSpec) -> ChatRequest:
+        r = by_key[key]
+        text = judge_text(template, r["context"], r["target_question"], r["reference"], r["candidate"])
+        return ChatRequest(item_id=key, text=text, sampling=sampling, require_text=True)
+
+    return VerdictTask(
+        kind="judge",
+        request=request,
+        parse=lambda _key, text: parse_judge_score(text),
+        unparseable="judge score is not one of 0/25/50/75/100",
+    )
 
 
 def judge_records(
@@ -348,68 +347,31 @@ def judge_records(
     max_attempts: int = RetryPolicy.max_attempts,  # the same default as a model request
     progress: bool = True,
 ) -> dict[str, dict[str, int | None]]:
-    """Send every missing judge request for the non-empty candidates; return key -> judge -> score (None: none yet).
+    """Send every missing judge request for the non-empty candidates through the judge engine; return key ->
+    judge -> score (None: none yet).
 
     ``records`` hold `key`, `context`, `target_question`, `reference`, `candidate` (and `error` for a failed
     generation, which is never judged). Requests are cached in the store by payload, so a second pass sends
     nothing; an unparseable score is asked again, then left missing.
     """
-    chosen = [j for j in judges if only_judge is None or j["name"] == only_judge]
+    specs = [JudgeSpec.model_validate(j) for j in judges]
+    chosen = [s for s in specs if only_judge is None or s.name == only_judge]
     if only_judge is not None and not chosen:
         raise SocialOmniError(f"--only-judge {only_judge}: not in the judges file")
+    task = how_task(records, template)
+    keys = [r["key"] for r in records if (r["candidate"] or "").strip() and not r.get("error")]
     store = RunStore(store_path)
-    sampling = Sampling(**JUDGE_SAMPLING)
-
-    def ok(_request: ChatRequest, response: ChatResponse) -> str | None:
-        return None if parse_judge_score(response.text) is not None else "judge score is not one of 0/25/50/75/100"
-
-    async def run_all() -> None:
-        jobs = []
-        for spec in chosen:
-            route = _judge_route(spec)
-            work = [
-                (
-                    ChatRequest(
-                        item_id=r["key"],
-                        text=judge_text(template, r["context"], r["target_question"], r["reference"], r["candidate"]),
-                        sampling=sampling,
-                        require_text=True,
-                    ),
-                    {},
-                )
-                for r in records
-                if (r["candidate"] or "").strip() and not r.get("error")
-            ]
-            runner = Runner(
-                route,
-                store,
-                concurrency=spec.get("max_concurrency", 2),
-                retry=RetryPolicy(max_attempts),
-                kind=f"judge:{spec['name']}",
-                accept=ok,
-            )
-            jobs.append((runner, work, RunSummary(run_dir=store_path.parent, total=len(work)), spec["name"], route))
-
-        async def one(runner: Runner, work: list, summary: RunSummary, name: str, route: Route) -> None:
-            try:
-                await runner.run_all(work, summary, progress=progress, label=f"judge {name}")
-            finally:
-                await route.aclose()
-
-        await asyncio.gather(*(one(*job) for job in jobs))
-
     try:
-        asyncio.run(run_all())
-        scores: dict[str, dict[str, int | None]] = {r["key"]: {} for r in records}
-        for spec in judges:
-            done = {i["item_id"]: i for i in store.items(f"judge:{spec['name']}")}
-            for r in records:
-                row = done.get(r["key"])
-                result = store.result(row["key"]) if row and row["status"] == "done" and row["key"] else None
-                scores[r["key"]][spec["name"]] = parse_judge_score(result.text) if result else None
+        jobs = [Job(spec, task, keys) for spec in chosen]
+        # The protocol fixes its judge requests: a judge's thinking switch is sent only when the file sets it.
+        engine = ask(
+            store, jobs, run_dir=store_path.parent, max_attempts=max_attempts, progress=progress,
+            thinking_off_by_default=False,
+        )  # fmt: skip
+        asyncio.run(engine)
+        return {r["key"]: {s.name: stored_verdict(store, task, s.name, r["key"])[0] for s in specs} for r in records}
     finally:
         store.close()
-    return scores
 
 
 def quality_metrics(

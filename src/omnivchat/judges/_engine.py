@@ -1,0 +1,176 @@
+"""The one judge engine: any kind of verdict (rubric hits, the style checklist, SocialOmni's How score), asked of
+any judge through the run store, parametrised by how the request reads, how a reply parses and what a valid
+verdict looks like (its JSON schema, sent in the form the judge's route takes).
+
+A verdict task names a store kind (``rubric``, ``style``, ``judge``...): a judge's requests are stored as
+``<kind>:<judge>``, so a second pass sends nothing and a later pass can add a judge. A reply that does not parse
+is asked again (bounded), then stays failed: unscored downstream, never a 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from omnivchat.judges._config import JudgeSpec
+from omnivchat.routes import ChatRequest, ChatResponse, CredentialError, Route, get_route, resolve_api_key
+from omnivchat.routes import resolve_settings as _resolve_settings
+from omnivchat.runs import RetryPolicy, Runner, RunStore, RunSummary
+
+V = TypeVar("V")
+
+
+@dataclass(frozen=True)
+class VerdictTask(Generic[V]):
+    """One kind of verdict: how to ask for it and how to read it.
+
+    ``request(item_id, spec)`` builds the judge request of an item; ``parse(item_id, text)`` reads a reply into a
+    verdict, or None when it does not parse; ``schema(item_id)`` is the JSON schema of a valid verdict (None: the
+    task's replies are not JSON, e.g. SocialOmni's bare score), sent when the judge asks for structured output.
+    """
+
+    kind: str
+    request: Callable[[str, JudgeSpec], ChatRequest]
+    parse: Callable[[str, str], V | None]
+    schema: Callable[[str], dict[str, Any]] | None = None
+    unparseable: str = "verdict does not parse"
+
+    def store_kind(self, judge: str) -> str:
+        return f"{self.kind}:{judge}"
+
+
+def hits_schema(n_criteria: int) -> dict[str, Any]:
+    """The JSON schema of a hits verdict over criteria 1..n: ``{"hits": [numbers], "reasoning": "..."}``."""
+    return {
+        "type": "object",
+        "properties": {
+            "hits": {"type": "array", "items": {"type": "integer", "enum": list(range(1, n_criteria + 1))}},
+            "reasoning": {"type": "string"},
+        },
+        "required": ["hits", "reasoning"],
+        "additionalProperties": False,
+    }
+
+
+def response_format(spec: JudgeSpec, route_kind: str, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the request carries to constrain a verdict to ``schema``, in the form the judge takes.
+
+    ``json_schema``: OpenAI's form, which vLLM and SGLang take too; ``json_object``: llama.cpp's server
+    (``{"type": "json_object", "schema": ...}``; its json_schema form fails with HTTP 500); the Gemini native
+    route turns either into ``responseJsonSchema``. ``auto`` constrains where the form is certain (the Gemini
+    native route) and sends nothing elsewhere; ``off`` never. A fixed ``response_format`` in the judges file wins.
+    """
+    if spec.response_format is not None:
+        return spec.response_format
+    form = spec.structured_output
+    if schema is None or form == "off" or (form == "auto" and route_kind != "gemini"):
+        return None
+    if form == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema, "strict": True}}
+
+
+def judge_route(spec: JudgeSpec, *, thinking_off_by_default: bool = True) -> Route:
+    """A judge's route: its key checked before anything is sent, through the environment's proxy (judges are
+    hosted services: HTTP_PROXY / HTTPS_PROXY / NO_PROXY apply, as in the SocialOmni runner).
+
+    Thinking (``enable_thinking``): with ``thinking_off_by_default`` (rubric and style judges) the judge's
+    setting, off unless the file says otherwise, is sent only where the route takes the switch; without it (a
+    protocol that fixes its requests, as SocialOmni's) it is sent exactly when the judges file gives it.
+    """
+    key = resolve_api_key(spec.api_key_env)
+    if spec.api_key_env and key is None:
+        raise CredentialError(
+            f"judge {spec.name!r} needs its key in {spec.api_key_env} (api_key_env in the judges file), "
+            "and that variable is not set"
+        )
+    if thinking_off_by_default:
+        takes_switch = _resolve_settings(spec.model).thinking is not None
+        thinking = spec.thinking if takes_switch else None
+    else:
+        thinking = spec.thinking if "thinking" in spec.model_fields_set else None
+    return get_route(
+        spec.model,
+        api_key=key,
+        trust_env=True,
+        base_url=spec.base_url,
+        media_input="none",
+        thinking=thinking,
+        include_modalities=spec.include_modalities,
+        reasoning_effort=spec.reasoning_effort,
+        max_concurrency=spec.max_concurrency,
+        extra_body=spec.extra or None,
+    )
+
+
+@dataclass
+class Job:
+    """One judge on one task over some items."""
+
+    spec: JudgeSpec
+    task: VerdictTask[Any]
+    items: Sequence[str]
+
+
+async def ask(
+    store: RunStore,
+    jobs: Sequence[Job],
+    *,
+    run_dir: Path,
+    max_attempts: int = RetryPolicy.max_attempts,
+    progress: bool = True,
+    thinking_off_by_default: bool = True,
+) -> dict[str, RunSummary]:
+    """Send every missing verdict of every job concurrently (each judge at its own concurrency); stored ones are
+    reused. Returns a summary per store kind. Every route is made, and every key checked, before anything is
+    sent."""
+    prepared = []
+    for job in jobs:
+        route = judge_route(job.spec, thinking_off_by_default=thinking_off_by_default)
+        prepared.append((job, route))
+    summaries: dict[str, RunSummary] = {}
+
+    async def one(job: Job, route: Route) -> None:
+        task, spec = job.task, job.spec
+        kind = task.store_kind(spec.name)
+
+        def accept(request: ChatRequest, response: ChatResponse) -> str | None:
+            return None if task.parse(request.item_id, response.text) is not None else task.unparseable
+
+        def build(item_id: str) -> ChatRequest:
+            request = task.request(item_id, spec)
+            form = response_format(spec, route.settings.route, task.schema(item_id) if task.schema else None)
+            return request if form is None else request.model_copy(update={"response_format": form})
+
+        runner = Runner(
+            route,
+            store,
+            concurrency=spec.max_concurrency,
+            retry=RetryPolicy(max_attempts=max_attempts),
+            kind=kind,
+            accept=accept,
+        )
+        summary = summaries[kind] = RunSummary(run_dir=run_dir, total=len(job.items))
+        try:
+            await runner.run_all([(build(i), {}) for i in job.items], summary, progress=progress, label=kind)
+        finally:
+            await route.aclose()
+
+    await asyncio.gather(*(one(job, route) for job, route in prepared))
+    return summaries
+
+
+def stored_verdict(store: RunStore, task: VerdictTask[V], judge: str, item_id: str) -> tuple[V | None, str]:
+    """(verdict, why): the stored verdict of ``judge`` on an item, or None with the reason (not judged, the
+    request's failure, or a reply that does not parse)."""
+    row = store.item(item_id, task.store_kind(judge))
+    if row is None:
+        return None, "not judged"
+    if row["status"] != "done":
+        return None, f"{row['error_kind']}: {row['error']}"
+    result = store.result(row["key"])
+    verdict = task.parse(item_id, result.text) if result else None
+    return verdict, "ok" if verdict is not None else f"unparseable: {task.unparseable}"
