@@ -11,16 +11,28 @@ from omnivchat.runs._export import (
 )
 from omnivchat.runs._limiter import AdaptiveLimiter, backoff_delay
 from omnivchat.runs._lock import LOCK_FILE, LOCKING, LockHolder, RunLocked, lock_holder, run_lock, writes_run_dir
-from omnivchat.runs._manifest import MANIFEST_FILE, PROTOCOL, ManifestMismatch, build_manifest, differences
+from omnivchat.runs._manifest import (
+    MANIFEST_FILE,
+    PROTOCOL,
+    ManifestMismatch,
+    build_manifest,
+    differences,
+    package_record,
+    write_or_check_manifest,
+)
 from omnivchat.runs._runner import (
     CANDIDATE,
     STORE_FILE,
+    Pending,
     RetryPolicy,
     Runner,
     RunSummary,
+    TaskWork,
     build_request,
     run_eval,
     run_eval_async,
+    run_tasks,
+    run_tasks_async,
 )
 from omnivchat.runs._store import RunStore, StoredResult
 
@@ -37,6 +49,7 @@ __all__ = [
     "AdaptiveLimiter",
     "LockHolder",
     "ManifestMismatch",
+    "Pending",
     "RetryPolicy",
     "RunError",
     "RunLocked",
@@ -44,6 +57,7 @@ __all__ = [
     "RunSummary",
     "Runner",
     "StoredResult",
+    "TaskWork",
     "backoff_delay",
     "build_manifest",
     "build_request",
@@ -51,9 +65,13 @@ __all__ = [
     "export_run",
     "load_manifest",
     "lock_holder",
+    "package_record",
     "run_eval",
     "run_eval_async",
     "run_lock",
     "run_status",
+    "run_tasks",
+    "run_tasks_async",
+    "write_or_check_manifest",
     "writes_run_dir",
 ]

@@ -47,6 +47,11 @@ def source_hash() -> str:
     return digest.hexdigest()
 
 
+def package_record() -> dict[str, str]:
+    """The code of this process: omnivchat's version and the hash of the sources that shape requests."""
+    return {"version": omnivchat.__version__, "source_sha256": source_hash()}
+
+
 def bench_identity(bench: Bench, instances: list[Instance]) -> dict[str, Any]:
     """Hashes of the instances used and of every clip they reference."""
     clips: dict[str, str] = {}
@@ -90,7 +95,7 @@ def build_manifest(
         "sampling": sampling,
         "condition": condition,
         "simulated": route.settings.route == "sim",
-        "package": {"version": omnivchat.__version__, "source_sha256": source_hash()},
+        "package": package_record(),
         **(extra or {}),
     }
 

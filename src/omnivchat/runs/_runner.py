@@ -20,7 +20,7 @@ from omnivchat.media import MediaError
 from omnivchat.routes import ChatRequest, ChatResponse, HistoryTurn, Prepared, Route, RouteError, Sampling, SimOracle
 from omnivchat.runs._limiter import AdaptiveLimiter, backoff_delay
 from omnivchat.runs._lock import writes_run_dir
-from omnivchat.runs._manifest import build_manifest, write_or_check_manifest
+from omnivchat.runs._manifest import build_manifest, package_record, write_or_check_manifest
 from omnivchat.runs._store import RunStore
 
 STORE_FILE = "store.sqlite"
@@ -207,7 +207,100 @@ class Runner:
                 ) from None
 
 
+@dataclass
+class Pending:
+    """One model request of a run, not built yet: ``build()`` makes it (reading and transforming media, which may
+    raise MediaError or RouteError: the item then fails alone); ``meta`` is stored with the item."""
+
+    key: str
+    build: Callable[[], ChatRequest]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TaskWork:
+    """The requests of one task of a run (one store kind: "candidate", or a benchmark's own task names)."""
+
+    task: str
+    pending: list[Pending]
+    label: str = ""
+
+
 @writes_run_dir("run_dir", "eval")  # one writer per run directory: taken before the manifest is read or written
+async def run_tasks_async(
+    route: Route,
+    run_dir: str | Path,
+    manifest: dict[str, Any],
+    tasks: list[TaskWork],
+    *,
+    concurrency: int | None = None,
+    retry: RetryPolicy | None = None,
+    progress: bool = True,
+    invocation: dict[str, Any] | None = None,
+    build_workers: int = 4,
+    after_task: Callable[[str], None] | None = None,
+) -> RunSummary:
+    """Send every task's requests through ``route`` into ``run_dir``: the shared loop of every benchmark.
+
+    The manifest is written, or checked against the stored one (resuming only an identical run: completed
+    results are reused, failures retried, old attempts kept); each invocation is logged with its code version;
+    requests are built on ``build_workers`` threads (media work), then sent task after task. ``after_task(task)``
+    runs after each task (a benchmark that keeps a summary file up to date). Closes the route.
+    """
+    run_dir = Path(run_dir)
+    check = write_or_check_manifest(run_dir, manifest)
+    store = RunStore(run_dir / STORE_FILE)  # a damaged store stops here, before this invocation is logged
+    with (run_dir / "invocations.jsonl").open("a", encoding="utf-8") as log:
+        entry = {"time": time.time(), **(invocation or {}), "concurrency": concurrency}
+        entry["package"] = manifest.get("package") or package_record()  # a resumed run may span versions
+        log.write(json.dumps(entry) + "\n")
+    summary = RunSummary(run_dir=run_dir, total=sum(len(t.pending) for t in tasks), resumed=check.resumed)
+    if check.code_changed:
+        summary.notes.append(check.code_changed)
+    started = time.perf_counter()
+
+    def build(pending: Pending) -> ChatRequest | RouteError:
+        try:
+            return pending.build()
+        except RouteError as err:
+            return err
+        except MediaError as err:  # a clip that cannot be read or transformed: this item fails alone
+            return RouteError("media", str(err))
+
+    try:
+        for work in tasks:
+            with ThreadPoolExecutor(max_workers=max(1, build_workers)) as pool:
+                built = list(pool.map(build, work.pending))
+            ready = []
+            for pending, request in zip(work.pending, built, strict=True):
+                if isinstance(request, RouteError):
+                    store.set_item(pending.key, work.task, None, request, pending.meta)
+                    Runner._failed(summary, request, pending.key)
+                else:
+                    ready.append((request, pending.meta))
+            runner = Runner(
+                route,
+                store,
+                concurrency=concurrency or route.settings.max_concurrency,
+                retry=retry or RetryPolicy(),
+                kind=work.task,
+            )
+            await runner.run_all(ready, summary, progress=progress, label=work.label or f"{route.model_id} {work.task}")
+            if after_task is not None:
+                after_task(work.task)
+    finally:
+        store.close()
+        await route.aclose()
+    summary.elapsed_s = time.perf_counter() - started
+    return summary
+
+
+def run_tasks(*args: Any, **kwargs: Any) -> RunSummary:
+    """Synchronous wrapper of :func:`run_tasks_async` (same arguments)."""
+    return asyncio.run(run_tasks_async(*args, **kwargs))
+
+
+@writes_run_dir("run_dir", "eval")  # taken before the manifest is built (the grid re-takes it: reentrant)
 async def run_eval_async(
     bench: Bench,
     route: Route,
@@ -224,13 +317,12 @@ async def run_eval_async(
     progress: bool = True,
     manifest_extra: dict[str, Any] | None = None,
 ) -> RunSummary:
-    """Run every instance (or the first ``limit``) of ``bench`` through ``route`` into ``run_dir``.
+    """Run every instance (or the first ``limit``) of a native ``bench`` through ``route`` into ``run_dir``.
 
     A new directory gets a manifest; an existing one is resumed only when its manifest is identical: completed
     results are reused, failed items retried, old attempts kept. ``clip_transform(path) -> Path | None`` changes
     every clip sent (ablation conditions); name what it does in ``condition``, which the manifest records.
     """
-    run_dir = Path(run_dir)
     sampling = sampling or Sampling()
     instances = bench.instances[:limit] if limit else list(bench.instances)
     simulated = route.settings.route == "sim"
@@ -244,60 +336,34 @@ async def run_eval_async(
         condition=condition,
         extra=manifest_extra,
     )
-    check = write_or_check_manifest(run_dir, manifest)
-    store = RunStore(run_dir / STORE_FILE)  # a damaged store stops here, before this invocation is logged
-    with (run_dir / "invocations.jsonl").open("a", encoding="utf-8") as log:
-        entry = {
-            "time": time.time(),
-            "bench": str(bench.root.resolve()),
-            "limit": limit,
-            "concurrency": concurrency,
-            "package": manifest["package"],  # the code of this invocation: a resumed run may span versions
-        }
-        log.write(json.dumps(entry) + "\n")
-    summary = RunSummary(run_dir=run_dir, total=len(instances), resumed=check.resumed)
-    if check.code_changed:
-        summary.notes.append(check.code_changed)
-    started = time.perf_counter()
-    try:
 
-        def build(instance: Instance) -> ChatRequest | RouteError:
-            try:
-                return build_request(
-                    bench,
-                    instance,
-                    system_prompt=system_prompt,
-                    sampling=sampling,
-                    simulated=simulated,
-                    clip_transform=clip_transform,
-                )
-            except MediaError as err:  # a clip the condition could not be made from: this item fails alone
-                return RouteError("media", str(err))
+    def pending(instance: Instance) -> Pending:
+        def build() -> ChatRequest:
+            return build_request(
+                bench,
+                instance,
+                system_prompt=system_prompt,
+                sampling=sampling,
+                simulated=simulated,
+                clip_transform=clip_transform,
+            )
 
-        # Condition transforms run ffmpeg (cached): build requests on a few threads, not one by one.
-        with ThreadPoolExecutor(max_workers=4 if clip_transform is not None else 1) as pool:
-            built = list(pool.map(build, instances))
-        work = []
-        for instance, request in zip(instances, built, strict=True):
-            meta = {"subcategory": instance.subcategory, "language": instance.language, "source": instance.source}
-            if isinstance(request, RouteError):
-                store.set_item(instance.id, CANDIDATE, None, request, meta)
-                Runner._failed(summary, request, instance.id)
-            else:
-                work.append((request, meta))
-        runner = Runner(
-            route,
-            store,
-            concurrency=concurrency or route.settings.max_concurrency,
-            retry=retry or RetryPolicy(),
-            kind=CANDIDATE,
-        )
-        await runner.run_all(work, summary, progress=progress, label=f"{route.model_id} [{condition}]")
-    finally:
-        store.close()
-        await route.aclose()
-    summary.elapsed_s = time.perf_counter() - started
-    return summary
+        meta = {"subcategory": instance.subcategory, "language": instance.language, "source": instance.source}
+        return Pending(instance.id, build, meta)
+
+    work = TaskWork(CANDIDATE, [pending(i) for i in instances], label=f"{route.model_id} [{condition}]")
+    # Condition transforms run ffmpeg (cached): build requests on a few threads, not one by one.
+    return await run_tasks_async(
+        route,
+        run_dir,
+        manifest,
+        [work],
+        concurrency=concurrency,
+        retry=retry,
+        progress=progress,
+        invocation={"bench": str(bench.root.resolve()), "limit": limit},
+        build_workers=4 if clip_transform is not None else 1,
+    )
 
 
 def run_eval(*args: Any, **kwargs: Any) -> RunSummary:

@@ -11,7 +11,6 @@ import csv
 import json
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,15 @@ from omnivchat.routes import (
     RouteError,
     Sampling,
 )
-from omnivchat.runs import RetryPolicy, RunError, Runner, RunStore, RunSummary, writes_run_dir
+from omnivchat.runs import (
+    Pending,
+    RetryPolicy,
+    RunError,
+    RunStore,
+    TaskWork,
+    run_tasks,
+    writes_run_dir,
+)
 from omnivchat.runs._manifest import source_hash, write_or_check_manifest
 from omnivchat.socialomni._cards import PromptCards, how_text, when_text, who_text
 from omnivchat.socialomni._data import (
@@ -121,30 +128,27 @@ def _label(task: str, item_id: str) -> str:
     return f"{task}-{item_id}"
 
 
-def _requests(
-    task: str, items: Sequence[Any], cards: PromptCards, prefixes: Path, sampling: Sampling
-) -> list[tuple[ChatRequest, dict[str, Any]] | tuple[RouteError, dict[str, Any]]]:
+def _pending(task: str, items: Sequence[Any], cards: PromptCards, prefixes: Path, sampling: Sampling) -> TaskWork:
     """One request per item: the prefix clip first, then the card text; no system prompt, no transcript."""
 
-    def build(item: Any) -> tuple[ChatRequest | RouteError, dict[str, Any]]:
+    def pending(item: Any) -> Pending:
         cutoff = item.cutoff if task == "who" else item.timestamp
-        meta = {
-            "task": task,
-            "id": _label(task, item.id),
-            "gold": item.gold if task != "how" else None,
-            "cutoff": cutoff,
-        }
-        try:
-            clip, clip_sha = make_prefix(item.video, cutoff, prefixes)
-        except Exception as err:  # a clip ffmpeg cannot cut: this item fails, the others go on
-            message = str(err) if str(item.video) in str(err) else f"{item.video}: {err}"
-            return RouteError("media", message), meta
-        text = {"who": who_text, "when": when_text, "how": how_text}[task](cards, item)
-        meta["media_sha256"] = clip_sha
-        return ChatRequest(item_id=_label(task, item.id), clip=clip, text=text, sampling=sampling), meta
+        meta = {"task": task, "id": _label(task, item.id), "gold": item.gold if task != "how" else None}
+        meta["cutoff"] = cutoff
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return list(pool.map(build, items))  # type: ignore[arg-type]
+        def build() -> ChatRequest:
+            try:
+                clip, clip_sha = make_prefix(item.video, cutoff, prefixes)
+            except Exception as err:  # a clip ffmpeg cannot cut: this item fails, the others go on
+                message = str(err) if str(item.video) in str(err) else f"{item.video}: {err}"
+                raise RouteError("media", message) from None
+            meta["media_sha256"] = clip_sha  # stored with the item
+            text = {"who": who_text, "when": when_text, "how": how_text}[task](cards, item)
+            return ChatRequest(item_id=_label(task, item.id), clip=clip, text=text, sampling=sampling)
+
+        return Pending(_label(task, item.id), build, meta)
+
+    return TaskWork(task, [pending(i) for i in items])
 
 
 @writes_run_dir("out", "socialomni evaluate")  # one writer per directory, before its manifest or store
@@ -188,36 +192,23 @@ def evaluate(
         "limit": limit,
         "harness_sha256": source_hash(),
     }
-    write_or_check_manifest(out, manifest)
     sampling = Sampling(max_tokens=max_tokens, **generation)
-    store = RunStore(out / STORE)
-
-    async def run_tasks() -> None:  # one event loop for every task: the route's HTTP session lives in it
-        try:
-            for task in tasks:
-                built = _requests(task, items_by_task[task], cards, out / "prefixes", sampling)
-                summary = RunSummary(run_dir=out, total=len(built))
-                work = []
-                for request, meta in built:
-                    if isinstance(request, RouteError):
-                        store.set_item(meta["id"], task, None, request, meta)
-                        Runner._failed(summary, request)
-                    else:
-                        work.append((request, meta))
-                runner = Runner(route, store, concurrency=concurrency, retry=RetryPolicy(), kind=task)
-                await runner.run_all(work, summary, progress=progress, label=f"{route.model_id} {task}")
-                write_summary(out)  # after each task, so a stopped run still says what is missing
-        finally:
-            await route.aclose()
-
+    work = [_pending(task, items_by_task[task], cards, out / "prefixes", sampling) for task in tasks]
     try:
-        asyncio.run(run_tasks())
+        run_tasks(
+            route,
+            out,
+            manifest,
+            work,
+            concurrency=concurrency,
+            progress=progress,
+            invocation={"annotations": str(Path(annotations).resolve()), "limit": limit},
+            after_task=lambda _task: write_summary(out),  # a stopped run still says what is missing
+        )
     except BaseException:
-        store.close()
         with contextlib.suppress(Exception):
             write_summary(out)  # an interrupted run: the items without a record are counted as missing
         raise
-    store.close()
     return write_summary(out)
 
 
