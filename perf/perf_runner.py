@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 
 from omnivchat.bench import Bench, BenchInfo, Instance, save_bench
-from omnivchat.media import render_clip
 from omnivchat.routes import ChatRequest, get_route
 from omnivchat.runs import RetryPolicy, Runner, RunStore, RunSummary
+from omnivchat.studio import render_clip
 from omnivchat.testing import spawn_loopback
 
 

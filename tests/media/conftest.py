@@ -1,9 +1,8 @@
-"""Fixtures for the media tests: clips rendered once per session by the real renderer, in a temp dir, with the
-derived-file cache pointed at a temp dir too (nothing is committed, nothing touches ~/.cache)."""
+"""Fixtures for the media tests: clips rendered once per session by the studio's renderer, in a temp dir, with
+the derived-file cache pointed at a temp dir too (nothing is committed, nothing touches ~/.cache)."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,14 +24,6 @@ MAIN_SPEC: dict[str, Any] = {
     "speech": [{"text": "What colour is the square? [pause 0.8] Tell me.", "language": "en", "start": 0.3}],
 }
 
-ZH_SPEC: dict[str, Any] = {
-    "duration": 2.6,
-    "size": [320, 180],
-    "camera": "front",
-    "objects": [{"shape": "cube", "color": "green", "position": "left"}],
-    "speech": [{"text": "左边是什么颜色？", "language": "zh", "start": 0.2}],
-}
-
 
 @pytest.fixture(scope="session", autouse=True)
 def media_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
@@ -48,12 +39,6 @@ def media_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 @pytest.fixture(scope="session")
-def main_spec() -> dict[str, Any]:
-    """The spec of the main clip (a copy)."""
-    return json.loads(json.dumps(MAIN_SPEC))
-
-
-@pytest.fixture(scope="session")
 def clips_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A session temp dir holding the rendered test clips (a stand-in bench ``media/`` dir)."""
     return tmp_path_factory.mktemp("clips")
@@ -62,7 +47,7 @@ def clips_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def rendered(clips_dir: Path, media_cache: Path):  # type: ignore[no-untyped-def]
     """The main clip, rendered once: a RenderedClip (320x180, 3.6 s, English speech with a pause)."""
-    from omnivchat.media import render_clip
+    from omnivchat.studio import render_clip
 
     return render_clip(MAIN_SPEC, clips_dir / "main.mp4", use_cache=False)
 
@@ -71,14 +56,6 @@ def rendered(clips_dir: Path, media_cache: Path):  # type: ignore[no-untyped-def
 def clip(rendered) -> Path:  # type: ignore[no-untyped-def]
     """Path of the main clip."""
     return rendered.path
-
-
-@pytest.fixture(scope="session")
-def zh_rendered(clips_dir: Path, media_cache: Path):  # type: ignore[no-untyped-def]
-    """A Mandarin clip under the front (selfie) camera."""
-    from omnivchat.media import render_clip
-
-    return render_clip(ZH_SPEC, clips_dir / "zh.mp4", use_cache=False)
 
 
 @pytest.fixture(scope="session")

@@ -123,37 +123,3 @@ def test_batch_keeps_going_past_bad_files(clips_dir: Path, bad_files: dict[str, 
             assert not r.ok and r.source.split("/")[-1] in str(r.error)
         if r.ok:
             assert media.probe(r.value).has_video
-
-
-def test_invalid_spec_names_the_output(tmp_path: Path) -> None:
-    out = tmp_path / "bad.mp4"
-    with pytest.raises(media.MediaError) as err:
-        media.render_clip({"size": [321, 180]}, out)
-    assert str(out) in str(err.value) and "even" in str(err.value)
-    with pytest.raises(media.MediaError, match="colr"):
-        media.render_clip({"objects": [{"colr": "red"}]}, out)
-    assert not out.exists()
-
-
-def test_speech_longer_than_the_clip(tmp_path: Path) -> None:
-    out = tmp_path / "long.mp4"
-    spec = {"duration": 1.0, "speech": [{"text": "This sentence is far too long for one second.", "start": 0.2}]}
-    with pytest.raises(media.MediaError, match="past the clip"):
-        media.render_clip(spec, out)
-    assert not out.exists()
-
-
-def test_cjk_placard_needs_a_font(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OMNIVCHAT_CJK_FONT", raising=False)
-    with pytest.raises(media.MediaError, match="CJK font"):
-        media.render_clip({"duration": 1.0, "placards": [{"text": "出口"}]}, tmp_path / "zh.mp4")
-
-
-def test_cjk_placard_with_a_configured_font(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import matplotlib
-
-    # DejaVu (shipped with matplotlib) has no CJK glyphs; this checks the opt-in path, not the glyphs.
-    font = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
-    monkeypatch.setenv("OMNIVCHAT_CJK_FONT", str(font))
-    clip = media.render_clip({"duration": 1.0, "placards": [{"text": "出口 EXIT"}]}, tmp_path / "zh.mp4")
-    assert media.probe(clip.path).has_video

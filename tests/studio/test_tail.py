@@ -1,4 +1,4 @@
-"""Tail-artifact detection and repair on decoded audio (omnivchat.media.tail, Appendix D.1.2, Eq. 8-12)."""
+"""Tail-artifact detection and repair on decoded audio (omnivchat.studio.tail, Appendix D.1.2, Eq. 8-12)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.signal import butter, sosfiltfilt
 
-from omnivchat.media._tail_synth import add_click, speech_like
-from omnivchat.media.tail import (
+from omnivchat.studio.tail import (
     FADE_S,
     MARGIN_S,
     T_BOUND_S,
@@ -26,6 +25,7 @@ from omnivchat.media.tail import (
     support_bound,
     tail_scores,
 )
+from omnivchat.studio.tail._synth import add_click, speech_like
 
 SR = 44100
 

@@ -14,16 +14,9 @@ from typer.testing import CliRunner
 
 from omnivchat.media import MediaError, probe
 from omnivchat.media._ffmpeg import run_ffmpeg
-from omnivchat.media._tail_clip import (
-    backup_path,
-    decode_channels,
-    find_clips,
-    mono_mix,
-    repair_clip,
-    repair_clips,
-)
-from omnivchat.media._tail_synth import add_click, speech_like
-from omnivchat.media.tail import content_end, tail_scores
+from omnivchat.studio.tail import backup_path, content_end, find_clips, repair_clip, repair_clips, tail_scores
+from omnivchat.studio.tail._clip import decode_channels, mono_mix
+from omnivchat.studio.tail._synth import add_click, speech_like
 
 SR = 44100
 DUR = 2.0

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omnivchat.media import _tts
+from omnivchat.studio.render import _tts
 
 
 def test_espeak_is_never_loaded_in_this_process() -> None:
@@ -59,3 +59,12 @@ def test_tokens_are_spans_of_the_text(text: str) -> None:
     for word, start, end in tokens:
         assert text[start:end] == word and word.strip() == word and word
     assert [s for _, s, _ in tokens] == sorted(s for _, s, _ in tokens)
+
+
+def test_the_worker_is_a_program_next_to_its_client() -> None:
+    """The worker is started by file path, never imported: the script must sit beside ``_tts`` in the package."""
+    import sys
+
+    script = _tts._WORKER_SCRIPT
+    assert script.is_file() and script.parent == Path(_tts.__file__).parent
+    assert "omnivchat.studio.render._espeak_worker" not in sys.modules

@@ -36,7 +36,7 @@ def make_command(
     bench is never touched; an existing bench is replaced only with --force.
     """
     from omnivchat.bench import SUBCATEGORIES
-    from omnivchat.studio._minibench import MiniBenchError, make_minibench
+    from omnivchat.studio.minibench import MiniBenchError, make_minibench
 
     started = time.perf_counter()
     try:

@@ -18,7 +18,7 @@ from rich.table import Table
 from omnivchat._files import check_output_dir, write_text_atomic
 
 if TYPE_CHECKING:
-    from omnivchat.media._tail_clip import ClipTailResult
+    from omnivchat.studio.tail import ClipTailResult
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -96,8 +96,7 @@ def repair_tails_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from omnivchat.media._ffmpeg import MediaError
-    from omnivchat.media._tail_clip import find_clips, load_tail_pair, repair_clips
-    from omnivchat.media._tail_plot import plot_tail_pair
+    from omnivchat.studio.tail import find_clips, load_tail_pair, plot_tail_pair, repair_clips
 
     console = Console(width=None if sys.stdout.isatty() else 160)
     err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)

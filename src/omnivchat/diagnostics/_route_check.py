@@ -41,9 +41,10 @@ _INVENTED = re.compile(r"\b(password|passphrase|pass code|code word)\b\s*(is|was
 def check_clips(cache_dir: Path | None = None) -> tuple[Path, Path]:
     """The audible clip and its silent twin (rendered once, then cached)."""
     from omnivchat import media
+    from omnivchat.studio import render_clip
 
     root = Path(cache_dir) if cache_dir else media.cache_dir() / "route-check"
-    audible = media.render_clip(SCENE, root / "audible.mp4").path
+    audible = render_clip(SCENE, root / "audible.mp4").path
     silent = media.mute_audio(audible, out=root / "silent.mp4")
     return audible, silent
 

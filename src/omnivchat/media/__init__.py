@@ -1,13 +1,14 @@
-"""omnivchat.media: ffmpeg-backed media operations and the offline procedural clip renderer.
+"""omnivchat.media: the request path -- ffmpeg-backed probing, derived clips, decoding, data URLs, the cache.
 
 - ``probe(path)`` -> :class:`MediaInfo` (duration, streams, has_audio / has_video, size, fps, codecs, energy).
 - Derived clips, cached by source content + operation + parameters + ffmpeg build: ``trim``, ``strip_audio``,
   ``mute_audio``, ``blank_video``, ``freeze_video``, ``export_audio``, ``fit_for_route``.
 - Decoding to numpy: ``extract_audio`` (mono float32; ``extract_audio_with_rate`` also returns the rate),
   ``sample_frames``.
-- ``to_data_url``, ``content_hash``, ``resolve_media_path``, ``batch``.
-- ``render_clip(spec, out_path)``: a JSON scene spec -> MP4 (H.264 + AAC 44.1 kHz) with espeak-ng speech, plus
-  ``<stem>.spec.json`` and ``<stem>.timeline.json`` (word timings, object layout) next to it.
+- ``to_data_url``, ``content_hash``, ``resolve_media_path``, ``batch``; ``ClipChecker`` (every clip of a bench).
+
+Authoring code (the procedural renderer, speech synthesis, tail repair) is in :mod:`omnivchat.studio`, which
+builds on this package; nothing here imports it.
 
 Every failure about a file raises :class:`MediaError` naming that file. Names are imported lazily, so importing
 this package costs next to nothing. See docs/media.md.
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
     )
     from omnivchat.media._paths import BatchItem, batch, resolve_media_path
     from omnivchat.media._probe import MediaInfo, StreamInfo, probe
-    from omnivchat.media._render import RenderedClip, load_timeline, render_clip, sidecar_paths
-    from omnivchat.media._spec import SceneSpec, image_side, user_side
 
 _LAZY: dict[str, str] = {
     "cache_dir": "_cache",
@@ -72,13 +71,6 @@ _LAZY: dict[str, str] = {
     "StreamInfo": "_probe",
     "cached_probe": "_probe",
     "probe": "_probe",
-    "RenderedClip": "_render",
-    "load_timeline": "_render",
-    "render_clip": "_render",
-    "sidecar_paths": "_render",
-    "SceneSpec": "_spec",
-    "image_side": "_spec",
-    "user_side": "_spec",
 }
 
 __all__ = [
@@ -89,8 +81,6 @@ __all__ = [
     "MediaInfo",
     "MediaLimits",
     "ProbeResult",
-    "RenderedClip",
-    "SceneSpec",
     "StreamInfo",
     "batch",
     "blank_video",
@@ -103,20 +93,15 @@ __all__ = [
     "ffmpeg_exe",
     "fit_for_route",
     "freeze_video",
-    "image_side",
-    "load_timeline",
     "mime_type",
     "mute_audio",
     "probe",
-    "render_clip",
     "resolve_media_path",
     "sample_frames",
     "sample_times",
-    "sidecar_paths",
     "strip_audio",
     "to_data_url",
     "trim",
-    "user_side",
 ]
 
 

@@ -26,6 +26,7 @@ PROTOCOL = "omnivchat-run-v1"
 MANIFEST_FILE = "manifest.json"
 # The code that decides what is sent and how it is stored: recorded with the run, for audit, not its identity.
 _HASHED_PACKAGES = ("bench", "media", "routes", "runs", "prompts")
+NATIVE_BENCHMARK = "omnivchat"  # the registry name of the native bench format (omnivchat.benchmarks)
 # Manifest fields that record which code made a run; a change in them warns instead of refusing.
 CODE_FIELDS = ("package", "harness_sha256")
 
@@ -89,6 +90,7 @@ def build_manifest(
 ) -> dict[str, Any]:
     return {
         "protocol": PROTOCOL,
+        "benchmark": NATIVE_BENCHMARK,
         "bench": bench_identity(bench, instances),
         "prompts": {"system": {"sha256": sha256_text(system_prompt), "source": system_prompt_label}},
         "route": route_identity(route),
@@ -148,6 +150,8 @@ def write_or_check_manifest(run_dir: Path, manifest: dict[str, Any]) -> Manifest
                 f"{path}: a manifest of {protocol!r}, not of {manifest.get('protocol', PROTOCOL)!r}: this directory "
                 "holds something else; use a new output directory"
             )
+        if "benchmark" not in stored and "benchmark" in manifest:
+            stored["benchmark"] = manifest["benchmark"]  # made before names were recorded: the protocol implies it
         identity = {k: v for k, v in manifest.items() if k not in CODE_FIELDS}
         changed = differences({k: v for k, v in stored.items() if k not in CODE_FIELDS}, identity)
         if changed:

@@ -10,7 +10,7 @@ import contextlib
 import csv
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,27 +128,69 @@ def _label(task: str, item_id: str) -> str:
     return f"{task}-{item_id}"
 
 
-def _pending(task: str, items: Sequence[Any], cards: PromptCards, prefixes: Path, sampling: Sampling) -> TaskWork:
-    """One request per item: the prefix clip first, then the card text; no system prompt, no transcript."""
+def item_request(
+    task: str,
+    item: Any,
+    cards: PromptCards,
+    prefixes: Path,
+    sampling: Sampling,
+    meta: dict[str, Any],
+    transform: Callable[[Path], Path | None] | None = None,
+) -> ChatRequest:
+    """The request of one item: the prefix clip (cut at the cut-off before encoding) first, then the card text; no
+    system prompt, no transcript. Records the prefix's sha256 in ``meta``; a clip ffmpeg cannot cut raises a media
+    RouteError (that item fails, the others go on)."""
+    cutoff = item.cutoff if task == "who" else item.timestamp
+    try:
+        clip, clip_sha = make_prefix(item.video, cutoff, prefixes)
+    except Exception as err:
+        message = str(err) if str(item.video) in str(err) else f"{item.video}: {err}"
+        raise RouteError("media", message) from None
+    meta["media_sha256"] = clip_sha
+    text = {"who": who_text, "when": when_text, "how": how_text}[task](cards, item)
+    sent = transform(clip) if transform is not None else clip  # an ablation condition, applied to the prefix
+    return ChatRequest(item_id=_label(task, item.id), clip=sent, text=text, sampling=sampling)
 
-    def pending(item: Any) -> Pending:
-        cutoff = item.cutoff if task == "who" else item.timestamp
-        meta = {"task": task, "id": _label(task, item.id), "gold": item.gold if task != "how" else None}
-        meta["cutoff"] = cutoff
 
-        def build() -> ChatRequest:
-            try:
-                clip, clip_sha = make_prefix(item.video, cutoff, prefixes)
-            except Exception as err:  # a clip ffmpeg cannot cut: this item fails, the others go on
-                message = str(err) if str(item.video) in str(err) else f"{item.video}: {err}"
-                raise RouteError("media", message) from None
-            meta["media_sha256"] = clip_sha  # stored with the item
-            text = {"who": who_text, "when": when_text, "how": how_text}[task](cards, item)
-            return ChatRequest(item_id=_label(task, item.id), clip=clip, text=text, sampling=sampling)
+def item_meta(task: str, item: Any) -> dict[str, Any]:
+    """What the store keeps with an item: its task, label, gold answer (not for How) and cut-off."""
+    cutoff = item.cutoff if task == "who" else item.timestamp
+    return {"task": task, "id": _label(task, item.id), "gold": item.gold if task != "how" else None, "cutoff": cutoff}
 
-        return Pending(_label(task, item.id), build, meta)
 
-    return TaskWork(task, [pending(i) for i in items])
+def run_manifest(
+    annotations: Path,
+    route: Route,
+    items_by_task: dict[str, list[Any]],
+    tasks: Sequence[str],
+    cards: PromptCards,
+    generation: dict[str, Any],
+    max_tokens: int,
+    limit: int | None,
+) -> dict[str, Any]:
+    """The manifest of a SocialOmni run (seed 003, section 4): model and route settings, source and media
+    hashes, prompt cards, sampling, prefix encoding and the Who cut-off rule, tasks and limit, harness hash."""
+    level1, level2 = annotation_files(annotations)
+    return {
+        "protocol": PROTOCOL,
+        "benchmark": "socialomni",
+        "model": route.model_id,
+        "endpoint": route.endpoint,
+        "route": route.settings.model_dump(mode="json", exclude={"base_url"}),
+        "source_sha256": {
+            "level1": file_sha256(level1) if level1.is_file() else None,
+            "level2": file_sha256(level2) if level2.is_file() else None,
+        },
+        "source_media_sha256": {_label(t, i.id): file_sha256(i.video) for t in tasks for i in items_by_task[t]},
+        "prompts": cards.hashes(),
+        **generation,
+        "max_tokens": max_tokens,
+        "prefix_encoding": PREFIX_ENCODING,
+        "who_cutoff_rule": WHO_CUTOFF_RULE,
+        "tasks": list(tasks),
+        "limit": limit,
+        "harness_sha256": source_hash(),
+    }
 
 
 @writes_run_dir("out", "socialomni evaluate")  # one writer per directory, before its manifest or store
@@ -171,29 +213,17 @@ def evaluate(
     # The protocol's sampling (temperature 0.3, top_p 1) unless the user set other values, which the manifest records.
     generation = {**GENERATION, **(generation or {})}
     who, when, how = load_tasks(annotations, media_root, tasks, limit)
-    level1, level2 = annotation_files(annotations)
     items_by_task = {"who": who, "when": when, "how": how}
-    manifest = {
-        "protocol": PROTOCOL,
-        "model": route.model_id,
-        "endpoint": route.endpoint,
-        "route": route.settings.model_dump(mode="json", exclude={"base_url"}),
-        "source_sha256": {
-            "level1": file_sha256(level1) if level1.is_file() else None,
-            "level2": file_sha256(level2) if level2.is_file() else None,
-        },
-        "source_media_sha256": {_label(t, i.id): file_sha256(i.video) for t in tasks for i in items_by_task[t]},
-        "prompts": cards.hashes(),
-        **generation,
-        "max_tokens": max_tokens,
-        "prefix_encoding": PREFIX_ENCODING,
-        "who_cutoff_rule": WHO_CUTOFF_RULE,
-        "tasks": tasks,
-        "limit": limit,
-        "harness_sha256": source_hash(),
-    }
+    manifest = run_manifest(annotations, route, items_by_task, tasks, cards, generation, max_tokens, limit)
     sampling = Sampling(max_tokens=max_tokens, **generation)
-    work = [_pending(task, items_by_task[task], cards, out / "prefixes", sampling) for task in tasks]
+
+    def pending(task: str, item: Any) -> Pending:
+        meta = item_meta(task, item)
+        return Pending(
+            _label(task, item.id), lambda: item_request(task, item, cards, out / "prefixes", sampling, meta), meta
+        )
+
+    work = [TaskWork(task, [pending(task, i) for i in items_by_task[task]]) for task in tasks]
     try:
         run_tasks(
             route,

@@ -32,7 +32,7 @@ from omnivchat.media._ffmpeg import (
     finish_ffmpeg,
     popen_ffmpeg,
 )
-from omnivchat.media._spec import SceneSpec, SpeechLine, image_side, user_side
+from omnivchat.studio.render._scene import SceneSpec, SpeechLine, image_side, user_side
 
 SAMPLE_RATE = 44_100
 # Bump when the drawing, the mix or the timeline format changes: part of the render cache key.
@@ -92,7 +92,7 @@ def sidecar_paths(clip: str | os.PathLike[str]) -> tuple[Path, Path]:
 
 
 def load_timeline(clip: str | os.PathLike[str]) -> dict[str, Any]:
-    """The timeline saved next to a rendered clip (see docs/media.md for its fields)."""
+    """The timeline saved next to a rendered clip (see docs/studio.md for its fields)."""
     path = sidecar_paths(clip)[1]
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -188,7 +188,7 @@ def _fade_out(samples: np.ndarray, seconds: float = 0.025) -> np.ndarray:
 
 
 def _speak_line(index: int, line: SpeechLine, speaker_order: list[str]) -> _Line:
-    from omnivchat.media._tts import speak
+    from omnivchat.studio.render._tts import speak
 
     rate, pitch, pitch_range, volume = _STYLES[line.style]
     rate = line.rate if line.rate is not None else (rate - 10 if line.language == "zh" else rate)
@@ -298,7 +298,7 @@ def _write_wav(path: Path, samples: np.ndarray) -> None:
 
 
 def _timeline(spec: SceneSpec, lines: list[_Line], duration: float, n_frames: int) -> dict[str, Any]:
-    from omnivchat.media._draw import object_box, person_box, placard_box
+    from omnivchat.studio.render._draw import object_box, person_box, placard_box
 
     ordered = sorted(lines, key=lambda ln: (ln.start, ln.index))
     line_dicts = []
@@ -384,7 +384,7 @@ def _visible(t: float, appear: float, disappear: float | None) -> bool:
 
 
 def _encode(spec: SceneSpec, lines: list[_Line], n_frames: int, mix: np.ndarray, out: Path) -> None:
-    from omnivchat.media._draw import FrameState, SceneDrawer
+    from omnivchat.studio.render._draw import FrameState, SceneDrawer
 
     drawer = SceneDrawer(spec)
     w, h = spec.size

@@ -4,7 +4,7 @@ Every field has a default except what makes the scene itself, so the minimal spe
 ``{"duration": 4.0, "size": [320, 180], "background": "navy", "objects": [{"shape": "square", "color": "red",
 "position": "left"}], "speech": [{"text": "What colour is the square?", "language": "en", "start": 0.5}]}``
 renders as it reads. Unknown fields are rejected (a typo must not silently render a different scene).
-The full schema is documented in docs/media.md.
+The full schema is documented in docs/studio.md.
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class Person(_Model):
 class Placard(_Model):
     """On-screen text (a caption or sign), drawn over the scene and never mirrored or dimmed."""
 
-    text: str = Field(description="The text; Latin script unless a CJK font is configured (docs/media.md).")
+    text: str = Field(description="The text; Latin script unless a CJK font is configured (docs/studio.md).")
     position: Literal["top", "bottom", "center", "top-left", "top-right", "bottom-left", "bottom-right"] = Field(
         default="bottom", description="Where on screen."
     )

@@ -23,6 +23,7 @@ import numpy as np
 from omnivchat.media._ffmpeg import MediaError
 
 OUTPUT_RATE = 44_100
+# The worker runs as a program of its own, started by file path (never imported): it sits next to this module.
 _WORKER_SCRIPT = Path(__file__).with_name("_espeak_worker.py")
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORDISH = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
@@ -64,6 +65,8 @@ class _Worker:
             import espeakng_loader
         except ImportError as exc:  # pragma: no cover - a declared dependency
             raise MediaError(f"espeak-ng is unavailable: {exc}") from None
+        if not _WORKER_SCRIPT.is_file():  # pragma: no cover - an installation that lost a package file
+            raise MediaError(f"{_WORKER_SCRIPT}: the espeak-ng worker script is missing")
         cmd = [
             sys.executable,
             "-I",  # isolated: ignores PYTHON* env vars and the user site

@@ -19,11 +19,7 @@ Pure functions on decoded mono float audio:
 The paper ranks severity with fixed measures *and* a model that ranks waveform/spectrogram panels; this
 implementation uses only the fixed measures (no model ranking).
 
-Clip level (``_tail_clip.py``, served from here): :func:`repair_clip` decodes a clip's audio at its
-native rate, repairs the mono mix's tail and re-muxes with the video stream copied, keeping the
-original as ``<stem>.orig.mp4``; :func:`repair_clips` does a batch where a bad file never sinks the
-others; :func:`find_clips` lists a bench's ``media/**/*.mp4``. The ``omnivchat repair-tails BENCH_DIR
-[--dry-run]`` command is in ``_tail_cli.py``.
+The clip level (decode, repair, re-mux) is in ``_clip.py``; both are served from :mod:`omnivchat.studio.tail`.
 """
 
 from __future__ import annotations
@@ -32,13 +28,10 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-
-if TYPE_CHECKING:
-    from omnivchat.media._tail_clip import ClipTailResult, find_clips, repair_clip, repair_clips
 
 __all__ = [
     "BAND_EDGES_HZ",
@@ -56,7 +49,6 @@ __all__ = [
     "TAIL_S",
     "TRANSIENT_THRESHOLD_DB",
     "T_BOUND_S",
-    "ClipTailResult",
     "Cutoff",
     "TailRepair",
     "TailScores",
@@ -66,11 +58,8 @@ __all__ = [
     "content_end",
     "cutoff_block",
     "fade_gain",
-    "find_clips",
     "highpass_6k",
     "locate_cutoff",
-    "repair_clip",
-    "repair_clips",
     "repair_tail",
     "support_bound",
     "tail_scores",
@@ -580,15 +569,3 @@ def repair_tail(
         return a.copy(), nothing(n_end, scores_before=before, scores_after=before, reason="clean")
     reason = "fallback" if used_fallback else "repaired"
     return y, TailRepair(True, n0, n_end, passes, before, after, reason, peak_db, sr)
-
-
-_CLIP_NAMES = ("ClipTailResult", "find_clips", "repair_clip", "repair_clips")
-
-
-def __getattr__(name: str) -> object:
-    """Clip-level names live in ``_tail_clip`` (which imports this module); served lazily from here."""
-    if name in _CLIP_NAMES:
-        from omnivchat.media import _tail_clip
-
-        return getattr(_tail_clip, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,90 @@
+"""omnivchat.studio.render: the offline procedural renderer, a JSON scene spec -> an MP4 with real speech.
+
+- ``render_clip(spec, out_path)`` -> :class:`RenderedClip`: H.264 + AAC 44.1 kHz, with ``<stem>.spec.json`` (the
+  spec with every default filled in) and ``<stem>.timeline.json`` (word timings, object layout) next to it.
+  Same spec, same bytes (on one ffmpeg build); renders are cached under ``<media cache>/render/``.
+- The scene spec (``_scene.py``): :class:`SceneSpec` and its parts; ``load_spec`` reads one from a dict, JSON
+  text or a .json/.yaml file; ``image_side`` / ``user_side`` say where an object is for the picture and for
+  the user (the selfie camera mirrors them).
+- ``load_timeline(clip)`` and ``sidecar_paths(clip)`` find what a render wrote beside a clip.
+
+Frames are drawn with Pillow (``_draw.py``); speech comes from espeak-ng (GPL-3.0), which runs only in a
+separate worker process (``_espeak_worker.py``, started by file path from ``_tts.py``), never in this one.
+Failures raise :class:`omnivchat.media.MediaError` naming the output file. Names are imported lazily, so
+importing this package loads none of numpy, PyAV or Pillow. See docs/studio.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from omnivchat.studio.render._renderer import (
+        RenderedClip,
+        load_spec,
+        load_timeline,
+        render_clip,
+        sidecar_paths,
+    )
+    from omnivchat.studio.render._scene import (
+        Camera,
+        Lighting,
+        Noise,
+        Person,
+        Placard,
+        SceneObject,
+        SceneSpec,
+        SpeechLine,
+        image_side,
+        user_side,
+    )
+
+_LAZY: dict[str, str] = {
+    "RenderedClip": "_renderer",
+    "load_spec": "_renderer",
+    "load_timeline": "_renderer",
+    "render_clip": "_renderer",
+    "sidecar_paths": "_renderer",
+    "Camera": "_scene",
+    "Lighting": "_scene",
+    "Noise": "_scene",
+    "Person": "_scene",
+    "Placard": "_scene",
+    "SceneObject": "_scene",
+    "SceneSpec": "_scene",
+    "SpeechLine": "_scene",
+    "image_side": "_scene",
+    "user_side": "_scene",
+}
+
+__all__ = [
+    "Camera",
+    "Lighting",
+    "Noise",
+    "Person",
+    "Placard",
+    "RenderedClip",
+    "SceneObject",
+    "SceneSpec",
+    "SpeechLine",
+    "image_side",
+    "load_spec",
+    "load_timeline",
+    "render_clip",
+    "sidecar_paths",
+    "user_side",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'omnivchat.studio.render' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"omnivchat.studio.render.{module}"), name)
+    globals()[name] = value  # later look-ups skip this hook
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
