@@ -82,10 +82,16 @@ def test_runs_show_on_a_socialomni_judging_directory_prints_each_judge(socialomn
     assert run_status(socialomni_run / "judging")["judges"][PANEL[0]] == {"done": 3, "failed": 0}
 
 
-def test_native_commands_name_a_socialomni_run_instead_of_failing(socialomni_run, tmp_path):
-    exported = runner.invoke(app, ["export", str(socialomni_run), "-o", str(tmp_path / "x.json")])
-    assert exported.exit_code == 2 and "Traceback" not in exported.output
-    assert "is a SocialOmni run directory" in exported.output and "omnivchat socialomni" in exported.output
+def test_export_works_on_a_socialomni_run_through_its_benchmark(socialomni_run, tmp_path):
+    """`export` reads any registered benchmark's run: a SocialOmni run gives the same export as `socialomni
+    export` (the judging directory inside the run is found by default)."""
+    generic = runner.invoke(app, ["export", str(socialomni_run), "-o", str(tmp_path / "x.json")])
+    assert generic.exit_code == 0 and "Traceback" not in generic.output, generic.output
+    alias = runner.invoke(app, ["socialomni", "export", str(socialomni_run), "-o", str(tmp_path / "y.json")])
+    assert alias.exit_code == 0, alias.output
+    mine, theirs = (json.loads((tmp_path / n).read_text()) for n in ("x.json", "y.json"))
+    assert mine["schema"] == "omnivchat-socialomni-export-v1" and mine["items"] == theirs["items"]
+    assert mine["status"] == theirs["status"]
 
 
 def test_runs_show_on_anything_else_is_one_line_naming_it(tmp_path):

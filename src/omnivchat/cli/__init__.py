@@ -11,6 +11,7 @@ import typer
 
 from omnivchat.cli._app import Commands
 from omnivchat.cli.bench import bench_app, validate_command
+from omnivchat.cli.benchmarks import benchmarks_command
 from omnivchat.cli.diagnostics import ablate_command, check_route_command, demo_command
 from omnivchat.cli.judging import judge_command, judges_app, score_command
 from omnivchat.cli.media import repair_tails_command
@@ -27,6 +28,7 @@ app = typer.Typer(
 
 app.command("demo")(demo_command)
 app.command("validate")(validate_command)
+app.command("benchmarks")(benchmarks_command)
 app.add_typer(bench_app, name="bench")
 app.command("eval")(eval_command)
 app.add_typer(runs_app, name="runs")

@@ -34,7 +34,7 @@ def _errors() -> tuple[type[Exception], ...]:
 
 
 def judge_command(
-    run_dir: Annotated[Path, typer.Argument(help="Run directory whose replies are graded.")],
+    run_dir: Annotated[Path, typer.Argument(help="Run directory whose replies are graded (any benchmark's).")],
     judges: Annotated[
         Path | None, typer.Option("--judges", help="Judges file (TOML or JSON): judges and panels.")
     ] = None,
@@ -44,8 +44,10 @@ def judge_command(
     only_judge: Annotated[
         str | None, typer.Option("--only-judge", help="Run this one judge; assemble the panel later.")
     ] = None,
-    bench: Annotated[Path | None, typer.Option("--bench", help="Bench directory (default: the run's own).")] = None,
-    prompt: Annotated[Path | None, typer.Option("--prompt", help="Replace the rubric judge's system prompt.")] = None,
+    bench: Annotated[
+        Path | None, typer.Option("--bench", "--data", help="The run's data (default: the one it recorded).")
+    ] = None,
+    prompt: Annotated[Path | None, typer.Option("--prompt", help="Replace the judge's prompt.")] = None,
     style_prompt: Annotated[
         Path | None, typer.Option("--style-prompt", help="Replace the style judge's prompt.")
     ] = None,
@@ -53,53 +55,54 @@ def judge_command(
     aliases: Annotated[
         str | None, typer.Option("--aliases", help="Other correct names of the model under test, comma-separated.")
     ] = None,
+    contexts: Annotated[
+        Path | None, typer.Option("--contexts", help="A benchmark's judging inputs (SocialOmni: judge-contexts.json).")
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Judging directory, for a benchmark that keeps one (SocialOmni)."),
+    ] = None,
     max_attempts: Annotated[
         int, typer.Option("--max-attempts", min=1, help="Asks per verdict before it is unscored (retries included).")
     ] = RETRY_ATTEMPTS,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
 ) -> None:
-    """Grade a run's replies with LLM judges (rubric verdicts, and style with --style-judge).
+    """Grade a run's replies with LLM judges, through the one judge engine, for any benchmark.
 
-    Verdicts are requests in the run's store: a second pass sends nothing new; --only-judge runs one judge and a
-    later pass assembles the panel. A verdict that does not parse is asked again at most --max-attempts times,
-    then left unscored with its reason. The offline judge 'rule' needs no judging pass.
+    An OmniVChat run gets rubric verdicts (and style with --style-judge) in its own store; a SocialOmni run gets
+    its How panel in a judging directory (--contexts, --judges; default RUN/judging). A second pass sends nothing
+    new; --only-judge runs one judge and a later pass assembles the panel. A verdict that does not parse is asked
+    again at most --max-attempts times, then left unscored with its reason. The offline judge 'rule' needs no
+    judging pass.
     """
-    from omnivchat.judges import RULE_JUDGE, JudgePrompts, judge_run, load_judges, run_bench
+    from omnivchat.benchmarks import JudgeOptions, benchmark_of
+    from omnivchat.judges import load_judges
 
-    try:
-        config = load_judges(judges)
-        names = [only_judge] if only_judge else config.panel(panel)
-        the_bench = run_bench(run_dir, bench)
-        report = judge_run(
-            run_dir,
-            the_bench,
-            config,
-            [n for n in names if n != RULE_JUDGE],
-            prompts=JudgePrompts(rubric=prompt, style=style_prompt),
-            style_judge=style_judge,
-            aliases=[a.strip() for a in aliases.split(",")] if aliases else None,
-            max_attempts=max_attempts,
-            progress=progress,
-        )
-    except _errors() as err:
-        raise fail(str(err)) from None
-    for kind, s in report.summaries.items():
+    benchmark = benchmark_of(run_dir)
+    options = JudgeOptions(
+        config=load_judges(judges),
+        judges_file=judges,
+        panel=panel,
+        only_judge=only_judge,
+        style_judge=style_judge,
+        prompt=prompt,
+        style_prompt=style_prompt,
+        contexts=contexts,
+        aliases=[a.strip() for a in aliases.split(",")] if aliases else None,
+        output=output,
+        max_attempts=max_attempts,
+        progress=progress,
+    )
+    outcome = benchmark.judge(benchmark.dataset_of(run_dir, bench), run_dir, options)
+    for kind, s in outcome.summaries.items():
         console.print(
             f"{kind}: {s.done}/{s.total} verdicts ({s.reused} stored, {s.attempts} requests sent), {s.failed} unscored"
         )
         print_failures(s.failures, s.first_errors, title=f"{kind}: unscored verdicts by kind")
-    console.print(
-        f"not judged: {report.empty_replies} empty replies (score 0), {report.failed_candidates} failed requests, "
-        f"{report.not_run} items never run"
-    )
-    if report.failed_candidates or report.not_run:
-        n = len(the_bench.instances)
-        err_console.print(
-            f"[yellow]incomplete:[/] {report.failed_candidates + report.not_run} of {n} items have no reply; "
-            "resume the run with `omnivchat eval` to complete it"
-        )
-    console.print(f"wrote verdicts to {run_dir / 'store.sqlite'} and judge settings to {run_dir / 'judges.json'}")
-    if any(s.failed for s in report.summaries.values()):
+    for note in outcome.notes:
+        console.print(note, highlight=False, markup=False)
+    console.print(f"wrote verdicts under {outcome.where}")
+    if not outcome.complete:
         raise typer.Exit(code=1)
 
 
@@ -242,8 +245,12 @@ def score_command(
         typer.Option("--allow-incomplete", help="Exit 0 for a run with items that have no reply (still marked)."),
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
+    judging: Annotated[
+        Path | None, typer.Option("--judging", help="Judging directory of a benchmark that keeps one (SocialOmni).")
+    ] = None,
 ) -> None:
-    """Print the paper's Table 1 row: from a run's stored judge verdicts (RUN_DIR), or from a hits file.
+    """Print the paper's Table 1 row: from a run's stored judge verdicts (RUN_DIR), or from a hits file; for a
+    run of another benchmark, that benchmark's metrics (RUN_DIR/scores.json is written for reports).
 
     Scores use the gated rubric (Eq. 1). From a run, a reply with a failed request or an incomplete panel is
     unscored and counted apart, never averaged as 0; items never run count against the bench, and such a run is
@@ -281,7 +288,57 @@ def score_command(
         values = print_table1(table1_row(records, style_graded=style_graded), f"Table 1 row: {name}")
     else:
         assert run_dir is not None
-        name, values = score_run(run_dir, bench, judges, panel, aggregate, style_judge, allow_incomplete)
+        from omnivchat.benchmarks import benchmark_of
+
+        benchmark = benchmark_of(run_dir)
+        if benchmark.name == "omnivchat":  # its Table 1 row, as the paper prints it
+            name, values = score_run(run_dir, bench, judges, panel, aggregate, style_judge, allow_incomplete)
+        else:
+            name, values = score_benchmark_run(benchmark, run_dir, judging, allow_incomplete)
     if output is not None:
         write_text_atomic(output, json.dumps({"bench": name, **values}, indent=2) + "\n")
         console.print(f"wrote {output}")
+
+
+def score_benchmark_run(
+    benchmark: object, run_dir: Path, judging: Path | None, allow_incomplete: bool
+) -> tuple[str, dict]:
+    """Score a run of any benchmark through its protocol: print its metrics, write RUN_DIR/scores.json."""
+    from omnivchat.benchmarks import ScoreOptions
+    from omnivchat.judges import write_benchmark_scores
+
+    scores = benchmark.score(None, run_dir, ScoreOptions(judging=judging))  # type: ignore[attr-defined]
+    console.print(f"[bold]{benchmark.name}[/] run {run_dir}")  # type: ignore[attr-defined]
+    for line in metric_lines(scores.metrics):
+        console.print(f"  {line}", highlight=False, markup=False)
+    unscored = [i for i in scores.items if i.score is None]
+    console.print(f"{len(scores.items)} items: {len(scores.items) - len(unscored)} scored, {len(unscored)} unscored")
+    try:
+        console.print(f"wrote {write_benchmark_scores(run_dir, scores)}")
+    except OSError as err:  # read-only storage: the figures above are the result
+        err_console.print(f"[yellow]warning:[/] {run_dir / 'scores.json'} not written ({err.strerror})")
+    if scores.incomplete is not None:
+        err_console.print(f"[bold yellow]{scores.incomplete}[/]", highlight=False)
+        if not allow_incomplete:
+            raise typer.Exit(code=1)
+    return benchmark.name, scores.model_dump(mode="json")  # type: ignore[attr-defined]
+
+
+def metric_lines(metrics: dict) -> list[str]:
+    """One line per metric group: its numbers (3 decimals, — for none) and counts, nested lists left out."""
+    lines = []
+    for name, value in metrics.items():
+        if isinstance(value, dict):
+            parts = [f"{k} {_shown(v)}" for k, v in value.items() if v is None or isinstance(v, int | float | str)]
+            lines.append(f"{name}: " + ", ".join(parts))
+        elif not isinstance(value, list):
+            lines.append(f"{name}: {_shown(value)}")
+    return lines
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)

@@ -4,66 +4,111 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from omnivchat.cli._app import RETRY_ATTEMPTS, console, err_console, fail, print_failures
+from omnivchat.cli._app import RETRY_ATTEMPTS, console, err_console, print_failures
 from omnivchat.cli._options import RouteOptions, route_options
+
+if TYPE_CHECKING:
+    from omnivchat.benchmarks import RunOptions, Source
+    from omnivchat.runs import RunSummary
 
 runs_app = typer.Typer(help="Inspect run directories.", no_args_is_help=True)
 
 
 @route_options
 def eval_command(
-    bench: Annotated[Path, typer.Option("--bench", help="Bench directory to run.")],
+    bench: Annotated[
+        Path, typer.Option("--bench", "--data", help="The benchmark's data: a bench directory, an annotations folder.")
+    ],
     model: Annotated[
         str,
         typer.Option("--model", help="Model id, e.g. qwen3-omni-flash, Qwen/Qwen3-Omni-30B-A3B-Instruct, sim:healthy."),
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="Run directory (created, or resumed when identical).")],
     route: RouteOptions,
+    benchmark: Annotated[
+        str, typer.Option("--benchmark", help="Registered benchmark (`omnivchat benchmarks` lists them).")
+    ] = "omnivchat",
+    media: Annotated[Path | None, typer.Option("--media", help="Media folder, for a benchmark that has one.")] = None,
+    tasks: Annotated[
+        str | None, typer.Option("--tasks", help="Comma-separated tasks, for a benchmark that has several.")
+    ] = None,
     system_prompt: Annotated[
-        Path | None, typer.Option("--system-prompt", help="System prompt file (default: ours).")
+        Path | None,
+        typer.Option(
+            "--system-prompt", "--prompts", help="The benchmark's prompt file: a system prompt, or prompt cards."
+        ),
     ] = None,
     concurrency: Annotated[int | None, typer.Option("--concurrency", min=1, help="Requests in flight at most.")] = None,
-    limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Only the first N instances (smoke runs).")
-    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N items (smoke runs).")] = None,
     max_attempts: Annotated[
         int, typer.Option("--max-attempts", min=1, help="Attempts per request, retries included.")
     ] = RETRY_ATTEMPTS,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
 ) -> None:
-    """Run a model on a bench into a resumable, auditable run directory.
+    """Run a model on a benchmark into a resumable, auditable run directory.
 
     Running the same command again resumes: completed replies are reused, failed items retried, and every earlier
-    attempt kept. A run directory made with other inputs (bench, clips, prompt, model settings) is refused; one
+    attempt kept. A run directory made with other inputs (data, clips, prompt, model settings) is refused; one
     made by another omnivchat version resumes, with a warning (request hashes cover what is sent).
     """
+    from omnivchat.benchmarks import RunOptions, Source
+
+    summary = run_benchmark(
+        benchmark,
+        Source(
+            data=bench,
+            media=media,
+            tasks=tuple(t.strip() for t in tasks.split(",") if t.strip()) if tasks else None,
+            limit=limit,
+            prompts=system_prompt,
+        ),
+        model,
+        output,
+        route,
+        RunOptions(system_prompt=system_prompt, concurrency=concurrency, limit=limit),
+        max_attempts=max_attempts,
+        progress=progress,
+    )
+    if not summary.complete:
+        raise typer.Exit(code=1)
+
+
+def run_benchmark(
+    name: str,
+    source: Source,
+    model: str,
+    output: Path,
+    route: RouteOptions,
+    options: RunOptions,
+    *,
+    max_attempts: int,
+    progress: bool,
+) -> RunSummary:
+    """`eval` (and its aliases): load and validate, check the key and the output folder, run, say what happened."""
     from omnivchat._files import check_output_dir
-    from omnivchat.bench import load_bench
-    from omnivchat.prompts import load_prompt
-    from omnivchat.runs import MANIFEST_FILE, RetryPolicy, run_eval
-
-    check_output_dir(output, ours=lambda d: (d / MANIFEST_FILE).is_file(), kind="a run directory")
-    loaded = load_bench(bench)
-    prompt, label = load_prompt(system_prompt)
-    the_route = route.route(model)
+    from omnivchat.benchmarks import evaluate, get_benchmark
     from omnivchat.cli.diagnostics import warn_unchecked
+    from omnivchat.runs import MANIFEST_FILE, RetryPolicy
 
+    benchmark = get_benchmark(name)
+    check_output_dir(output, ours=lambda d: (d / MANIFEST_FILE).is_file(), kind="a run directory")
+    dataset = benchmark.load(source)
+    the_route = route.route(model)
     warn_unchecked(the_route)
-    summary = run_eval(
-        loaded,
+    options.sampling = route.sampling()
+    summary = evaluate(
+        benchmark,
+        dataset,
+        source,
         the_route,
         output,
-        system_prompt=prompt,
-        system_prompt_label=label,
-        sampling=route.sampling(),
-        concurrency=concurrency,
-        limit=limit,
+        options,
         retry=RetryPolicy(max_attempts=max_attempts),
         progress=progress,
     )
@@ -78,8 +123,7 @@ def eval_command(
     if the_route.settings.route == "sim":
         console.print("[yellow]simulated model: this run checks the harness, it says nothing about a real model[/]")
     console.print(f"wrote {output / 'manifest.json'} and {output / 'store.sqlite'}")
-    if not summary.complete:
-        raise typer.Exit(code=1)
+    return summary
 
 
 @runs_app.command("show")
@@ -89,16 +133,15 @@ def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]
     Reads any run directory (an omnivchat run, a SocialOmni run or its judging directory) without changing it:
     while it is being written (the writer's pid is shown), and on read-only storage.
     """
-    from omnivchat.runs import SOCIALOMNI_JUDGING_PROTOCOL, SOCIALOMNI_PROTOCOL, RunError, run_status
+    from omnivchat.benchmarks import benchmark_of
+    from omnivchat.runs import SOCIALOMNI_JUDGING_PROTOCOL, SOCIALOMNI_PROTOCOL
 
-    try:
-        status = run_status(run_dir)
-    except RunError as err:
-        raise fail(str(err)) from None
+    status = benchmark_of(run_dir).status(run_dir)
     label = " [yellow](simulated)[/]" if status.get("simulated") else ""
-    if status["protocol"] == SOCIALOMNI_PROTOCOL:
+    if "tasks" in status:  # a benchmark with tasks (SocialOmni, or any run read by the generic status)
         limit = f", --limit {status['limit']}" if status.get("limit") is not None else ""
-        where = f"SocialOmni run of {escape(str(status['model']))} via {escape(str(status['route']))}{label}"
+        name = "SocialOmni" if status["protocol"] == SOCIALOMNI_PROTOCOL else str(status.get("benchmark"))
+        where = f"{escape(name)} run of {escape(str(status['model']))} via {escape(str(status['route']))}{label}"
         console.print(f"{escape(str(run_dir))}: {where}{limit}", highlight=False)
         columns = ("task", "declared", "done", "failed", "not run")
         counts = ("declared", "done", "failed", "not_run")
@@ -147,15 +190,17 @@ def export_command(
         bool, typer.Option("--allow-incomplete", help="Export a run that has failed or missing items.")
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
+    judging: Annotated[
+        Path | None, typer.Option("--judging", help="Judging directory of a benchmark that keeps one (SocialOmni).")
+    ] = None,
 ) -> None:
-    """Write per-item replies and metadata as JSON, without credentials or endpoint addresses."""
+    """Write per-item replies and metadata of a run of any benchmark as JSON, without credentials or endpoint
+    addresses; an incomplete run is refused unless --allow-incomplete."""
     from omnivchat._files import check_output_file, write_text_atomic
-    from omnivchat.runs import RunError, export_run
+    from omnivchat.benchmarks import benchmark_of
 
     check_output_file(output, force=force)
-    try:
-        data = export_run(run_dir, allow_incomplete=allow_incomplete)
-    except RunError as err:
-        raise fail(str(err)) from None
+    data = benchmark_of(run_dir).export(run_dir, judging=judging, allow_incomplete=allow_incomplete)
     write_text_atomic(output, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    console.print(f"wrote {output} ({len(data['records'])} records, status {data['status']})")
+    count = len(data.get("records") or data.get("items") or [])
+    console.print(f"wrote {output} ({count} records, status {data['status']})")

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from omnivchat._files import check_output_dir, check_output_file, write_text_atomic
-from omnivchat.cli._app import console, fail
+from omnivchat.cli._app import RETRY_ATTEMPTS, console, fail
 from omnivchat.cli._options import RouteOptions, route_options
 
 socialomni_app = typer.Typer(
@@ -103,35 +103,21 @@ def evaluate_command(
     the first billed request; repeating the command resumes and retries failures, keeping every attempt.
     --base-url defaults to $OPENAI_API_BASE; sampling flags replace the protocol's (temperature 0.3, top_p 1,
     8192 tokens) and are recorded in the manifest."""
-    from omnivchat.socialomni._cards import load_cards
-    from omnivchat.socialomni._run import evaluate
+    from omnivchat.benchmarks import RunOptions, Source
+    from omnivchat.cli.runs import run_benchmark
+    from omnivchat.socialomni._run import write_summary
 
     chosen = [t.strip() for t in tasks.split(",") if t.strip()]
     if not chosen or any(t not in ("who", "when", "how") for t in chosen):
         raise fail("--tasks takes who, when and how")
-    check_output_dir(output, ours=lambda d: (d / "manifest.json").is_file(), kind="a SocialOmni run directory")
     if route.base_url is None and os.environ.get("OPENAI_API_BASE"):
         route = dataclasses.replace(route, base_url=os.environ["OPENAI_API_BASE"])
-    sampling = route.sampling(max_tokens=8192)
-    try:
-        summary = evaluate(
-            annotations,
-            media,
-            output,
-            route.route(model),
-            cards=load_cards(prompt_cards),
-            tasks=chosen,
-            limit=limit,
-            max_tokens=sampling.max_tokens,
-            concurrency=concurrency,
-            progress=progress,
-            generation=sampling.model_dump(exclude_none=True, exclude={"max_tokens"}),
-        )
-    except _errors() as err:
-        raise fail(str(err)) from None
-    for line in task_lines(summary):
+    source = Source(data=annotations, media=media, tasks=tuple(chosen), limit=limit, prompts=prompt_cards)
+    options = RunOptions(concurrency=concurrency, limit=limit)
+    run_benchmark("socialomni", source, model, output, route, options, max_attempts=RETRY_ATTEMPTS, progress=progress)
+    for line in task_lines(write_summary(output)):
         console.print(line)
-    console.print(f"wrote {output / 'summary.json'}, {output / 'manifest.json'} and {output / 'store.sqlite'}")
+    console.print(f"wrote {output / 'summary.json'}")
 
 
 @socialomni_app.command("judge")

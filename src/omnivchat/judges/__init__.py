@@ -15,10 +15,11 @@ from omnivchat.judges._run import (
     panel_hits_majority,
     run_bench,
 )
-from omnivchat.judges._scores import SCORES_FILE, write_scores
+from omnivchat.judges._scores import BENCHMARK_SCORES_SCHEMA, SCORES_FILE, write_benchmark_scores, write_scores
 from omnivchat.judges._verdict import parse_verdict
 
 __all__ = [
+    "BENCHMARK_SCORES_SCHEMA",
     "RULE_JUDGE",
     "SCORES_FILE",
     "STYLE_REQUIREMENTS",
@@ -51,5 +52,6 @@ __all__ = [
     "run_bench",
     "stored_verdict",
     "style_request",
+    "write_benchmark_scores",
     "write_scores",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from omnivchat._files import write_text_atomic
 from omnivchat.bench import Bench
@@ -54,3 +55,28 @@ def write_scores(
         ],
     }
     return write_text_atomic(Path(run_dir) / "scores.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+BENCHMARK_SCORES_SCHEMA = "omnivchat-benchmark-scores-v1"
+
+
+def write_benchmark_scores(run_dir: Path, scores: Any) -> Path:
+    """RUN_DIR/scores.json of a run of any benchmark but the native one: its metrics, every item's score with
+    its reason, and whether it is complete (``scores`` is a :class:`omnivchat.benchmarks.Scores`)."""
+    manifest = _read_manifest(run_dir)
+    data = {
+        "schema": BENCHMARK_SCORES_SCHEMA,
+        "benchmark": scores.benchmark,
+        "model": manifest.get("model") or (manifest.get("route") or {}).get("model"),
+        "simulated": (manifest.get("route") or {}).get("route") == "sim" or bool(manifest.get("simulated")),
+        "condition": manifest.get("condition", "both"),
+        **scores.model_dump(mode="json"),
+    }
+    return write_text_atomic(Path(run_dir) / SCORES_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+def _read_manifest(run_dir: Path) -> dict[str, Any]:
+    from omnivchat._files import loads_json, read_text
+
+    data = loads_json(read_text(Path(run_dir) / "manifest.json", "manifest"))
+    return data if isinstance(data, dict) else {}

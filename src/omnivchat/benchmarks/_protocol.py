@@ -1,0 +1,190 @@
+"""The Benchmark protocol: what a benchmark must say for the shared machinery (run loop, store, judge engine,
+ablation grid, reports) to run it, and nothing more.
+
+A benchmark loads and validates its items, builds the request of an item, parses a reply, scores its items and
+aggregates them into its own metrics and table, and declares the chance level of its tasks for the ablation
+grid. Everything else is shared: the manifest check and resume (``runs.run_tasks``), the one writer lock, the
+judge engine (``judges.ask``), the status and export of a run directory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from omnivchat.judges import JudgesConfig
+from omnivchat.routes import ChatRequest, Route, Sampling
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a benchmark's data is. ``data`` is what every benchmark takes (a bench directory, an annotations
+    folder, a JSON file); the rest only where a benchmark reads it."""
+
+    data: Path
+    media: Path | None = None
+    tasks: tuple[str, ...] | None = None
+    limit: int | None = None
+    prompts: Path | None = None  # the benchmark's prompt file(s): a system prompt, or prompt cards
+
+
+@dataclass(frozen=True)
+class Item:
+    """One model request of a benchmark: ``key`` is its id in the run store, ``task`` the store kind."""
+
+    key: str
+    task: str
+    record: Any = None
+
+
+@dataclass
+class RunOptions:
+    """How a run is made: sampling, the media transform of an ablation condition, and what the manifest adds."""
+
+    sampling: Sampling = field(default_factory=Sampling)
+    system_prompt: Path | None = None
+    condition: str = "both"
+    transform: Callable[[Path], Path | None] | None = None
+    concurrency: int | None = None
+    limit: int | None = None
+    manifest_extra: dict[str, Any] = field(default_factory=dict)
+    simulated: bool = False  # set from the route: only a simulated model is told the answer (its oracle)
+
+
+@dataclass
+class ScoreOptions:
+    """How a run is scored: the judges (a file, or the offline rule judge), the panel and how it aggregates."""
+
+    config: JudgesConfig = field(default_factory=JudgesConfig)
+    panel: list[str] = field(default_factory=list)
+    aggregate: str = "mean"
+    style_judge: str | None = None
+    judging: Path | None = None  # where a benchmark that judges into a separate directory put its verdicts
+
+
+@dataclass
+class JudgeOptions:
+    """What a judging pass uses: the judges and panel, the benchmark's judging inputs, and where verdicts go."""
+
+    config: JudgesConfig = field(default_factory=JudgesConfig)
+    judges_file: Path | None = None
+    panel: str | None = None
+    only_judge: str | None = None
+    style_judge: str | None = None
+    prompt: Path | None = None
+    style_prompt: Path | None = None
+    contexts: Path | None = None  # a benchmark's judging inputs (SocialOmni: judge-contexts.json)
+    aliases: list[str] | None = None
+    output: Path | None = None  # a separate judging directory, for a benchmark that keeps one
+    max_attempts: int = 4
+    progress: bool = True
+
+
+class JudgeOutcome(BaseModel):
+    """What a judging pass did: per judge task the requests, with its failures counted apart."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    where: Path
+    summaries: dict[str, Any] = Field(default_factory=dict, description="store kind -> RunSummary")
+    notes: list[str] = Field(default_factory=list, description="What was not judged, and why.")
+    complete: bool = True
+
+
+class ItemResult(BaseModel):
+    """One item's outcome: its score (None: unscored, with the reason), never a failure read as 0."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: str
+    task: str
+    score: float | None
+    reason: str = ""
+    ran: bool = True
+
+
+class Scores(BaseModel):
+    """A scored run: every item of the benchmark, its headline metrics and table, and whether it is complete."""
+
+    benchmark: str
+    items: list[ItemResult] = Field(default_factory=list)
+    metrics: dict[str, Any] = Field(default_factory=dict, description="The benchmark's own metrics and table.")
+    complete: bool = True
+    incomplete: str | None = Field(default=None, description="Why the figures are not the benchmark's.")
+
+
+@runtime_checkable
+class Benchmark(Protocol):
+    """A benchmark as the shared machinery sees it; one module implements it and registers it by name."""
+
+    name: str
+    """The registry name, recorded in the manifest of every run (``omnivchat benchmarks`` lists them)."""
+    title: str
+    """One line for people: what it measures, and its source."""
+    protocols: tuple[str, ...]
+    """The manifest protocols of the directories it writes (its runs first): how a directory is recognised."""
+
+    def chance(self, task: str) -> float:
+        """The score of guessing on ``task``: the prior-floor reference of the ablation grid."""
+        ...
+
+    def load(self, source: Source) -> Any:
+        """The benchmark's data, validated completely before any request (an OmnivchatError lists every
+        problem with its file and line)."""
+        ...
+
+    def items(self, dataset: Any, options: RunOptions) -> list[Item]:
+        """The model requests of a run, in order (``options.limit`` for a smoke run)."""
+        ...
+
+    def manifest(self, dataset: Any, route: Route, options: RunOptions) -> dict[str, Any]:
+        """The identity of a run: what, if changed, makes it another run (with ``benchmark`` set to its name)."""
+        ...
+
+    def request(
+        self, dataset: Any, item: Item, options: RunOptions, work_dir: Path, meta: dict[str, Any]
+    ) -> ChatRequest:
+        """The request of one item: media read and transformed here (a MediaError fails that item alone);
+        ``meta`` is stored with the item (the request may add what it learnt, e.g. the sha256 of a cut clip)."""
+        ...
+
+    def item_meta(self, item: Item) -> dict[str, Any]:
+        """What the store keeps with an item besides its outcome (its subcategory, language, gold answer...)."""
+        ...
+
+    def default_sampling(self) -> dict[str, Any]:
+        """The sampling a benchmark's protocol fixes (a user's flags override it and the manifest records it)."""
+        ...
+
+    def after_task(self, run_dir: Path, task: str) -> None:
+        """Called after each task of a run, and when a run stops: keep a summary file up to date, or nothing."""
+        ...
+
+    def dataset_of(self, run_dir: Path, data: Path | None) -> Any:
+        """The data a run was made from (``data`` given, or the one the run recorded), checked against its
+        manifest; None for a benchmark that scores from the run's own records."""
+        ...
+
+    def parse(self, item: Item, reply: str) -> Any:
+        """The answer a reply gives, as the metrics read it (None: it does not parse, counted apart)."""
+        ...
+
+    def score(self, dataset: Any, run_dir: Path, options: ScoreOptions) -> Scores:
+        """Every item's score and the benchmark's metrics, from the run's store (no request is sent)."""
+        ...
+
+    def judge(self, dataset: Any, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
+        """Ask the judges for every missing verdict of the run through the judge engine (stored ones reused)."""
+        ...
+
+    def status(self, run_dir: Path) -> dict[str, Any]:
+        """What a run directory of this benchmark holds, read without changing anything."""
+        ...
+
+    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> dict[str, Any]:
+        """Per-item replies and scores, without keys or endpoints; an incomplete run refused unless allowed."""
+        ...

@@ -1,0 +1,142 @@
+"""omnivchat: the OmniVChat-Bench format (paper, Section 3).
+
+Dataset: a bench directory (``bench.yaml``, ``instances.jsonl``, ``media/``); the user's question is spoken inside
+each clip, and every instance carries a reference reply and a tiered gated rubric. Scores: the gated rubric score
+of Eq. 1 from a judge panel, aggregated into the columns of Table 1 (Eq. 2). Chance level: 0 (no rubric tier is
+met by guessing). Languages: as the bench has them (English and Chinese in the paper).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from omnivchat.bench import Bench, load_bench
+from omnivchat.benchmarks._protocol import (
+    Item,
+    ItemResult,
+    JudgeOptions,
+    JudgeOutcome,
+    RunOptions,
+    ScoreOptions,
+    Scores,
+    Source,
+)
+from omnivchat.benchmarks._registry import register
+from omnivchat.judges import JudgePrompts, collect_scores, judge_run, run_bench
+from omnivchat.prompts import load_prompt
+from omnivchat.routes import ChatRequest, Route
+from omnivchat.runs import CANDIDATE, PROTOCOL, build_manifest, build_request, export_run, run_status
+from omnivchat.runs._manifest import NATIVE_BENCHMARK
+from omnivchat.scoring import table1_row
+
+
+class OmniVChatBench:
+    """The native bench format, implementing :class:`omnivchat.benchmarks.Benchmark`."""
+
+    name = NATIVE_BENCHMARK
+    title = "OmniVChat-Bench format: questions spoken in clips, tiered gated rubrics (Eq. 1-2), Table 1"
+    protocols = (PROTOCOL,)
+
+    def chance(self, task: str) -> float:
+        return 0.0  # a guess meets no rubric tier
+
+    def load(self, source: Source) -> Bench:
+        return load_bench(source.data)
+
+    def items(self, dataset: Bench, options: RunOptions) -> list[Item]:
+        instances = dataset.instances[: options.limit] if options.limit else dataset.instances
+        return [Item(i.id, CANDIDATE, i) for i in instances]
+
+    def item_meta(self, item: Item) -> dict[str, Any]:
+        i = item.record
+        return {"subcategory": i.subcategory, "language": i.language, "source": i.source}
+
+    def default_sampling(self) -> dict[str, Any]:
+        return {}
+
+    def manifest(self, dataset: Bench, route: Route, options: RunOptions) -> dict[str, Any]:
+        prompt, label = load_prompt(options.system_prompt)
+        return build_manifest(
+            bench=dataset,
+            instances=dataset.instances,  # the identity covers the whole bench, so --limit can grow on resume
+            route=route,
+            system_prompt=prompt,
+            system_prompt_label=label,
+            sampling=options.sampling.model_dump(),
+            condition=options.condition,
+            extra=options.manifest_extra or None,
+        )
+
+    def request(
+        self, dataset: Bench, item: Item, options: RunOptions, work_dir: Path, meta: dict[str, Any]
+    ) -> ChatRequest:
+        return build_request(
+            dataset,
+            item.record,
+            system_prompt=load_prompt(options.system_prompt)[0],
+            sampling=options.sampling,
+            simulated=options.simulated,
+            clip_transform=options.transform,
+        )
+
+    def parse(self, item: Item, reply: str) -> str:
+        return reply  # the reply itself is graded, against the instance's rubric
+
+    def after_task(self, run_dir: Path, task: str) -> None:
+        return None
+
+    def dataset_of(self, run_dir: Path, data: Path | None) -> Bench:
+        return run_bench(run_dir, data)
+
+    def score(self, dataset: Bench, run_dir: Path, options: ScoreOptions) -> Scores:
+        items = collect_scores(
+            run_dir,
+            dataset,
+            options.panel or ["rule"],
+            aggregate=options.aggregate,  # type: ignore[arg-type]
+            style_judge=options.style_judge,
+        )
+        row = table1_row([i.scored_reply() for i in items], style_graded=options.style_judge is not None)
+        return Scores(
+            benchmark=self.name,
+            items=[ItemResult(key=i.item_id, task=CANDIDATE, score=i.score, reason=i.reason, ran=i.ran) for i in items],
+            metrics={"table1": row.model_dump()},
+            complete=row.complete,
+            incomplete=row.incompleteness(),
+        )
+
+    def judge(self, dataset: Bench, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
+        names = [options.only_judge] if options.only_judge else options.config.panel(options.panel)
+        report = judge_run(
+            run_dir,
+            dataset,
+            options.config,
+            [n for n in names if n != "rule"],
+            prompts=JudgePrompts(rubric=options.prompt, style=options.style_prompt),
+            style_judge=options.style_judge,
+            aliases=options.aliases,
+            max_attempts=options.max_attempts,
+            progress=options.progress,
+        )
+        notes = [
+            f"not judged: {report.empty_replies} empty replies (score 0), {report.failed_candidates} failed "
+            f"requests, {report.not_run} items never run"
+        ]
+        if report.failed_candidates or report.not_run:
+            notes.append(
+                f"incomplete: {report.failed_candidates + report.not_run} of {len(dataset.instances)} items have no "
+                "reply; resume the run with `omnivchat eval` to complete it"
+            )
+        notes.append(f"judge settings in {run_dir / 'judges.json'}")
+        complete = not any(s.failed for s in report.summaries.values())  # every verdict asked for parsed
+        return JudgeOutcome(where=run_dir / "store.sqlite", summaries=report.summaries, notes=notes, complete=complete)
+
+    def status(self, run_dir: Path) -> dict[str, Any]:
+        return run_status(run_dir)
+
+    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> dict[str, Any]:
+        return export_run(run_dir, allow_incomplete=allow_incomplete)
+
+
+OMNIVCHAT = register(OmniVChatBench())

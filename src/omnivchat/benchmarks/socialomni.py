@@ -1,0 +1,206 @@
+"""socialomni: the SocialOmni benchmark (Level 1 Who, Level 2 When and How), run as its hosted runner does.
+
+Dataset: ``level_1/dataset.json`` (2,000 Who items) and ``level_2/annotations_200.json`` (200 When items, of which
+the 128 gold-YES ones are the How items) with their media; clips are cut at the query time before encoding.
+Scores: Who and When accuracy and macro-F1 over fixed denominators (strict full-reply parsing; failures counted
+apart), How quality (QGold, QEns, Cov+, QEns_joint) from a panel of exactly three judges. Chance levels: Who
+1/4 (four options), When 1/2 (YES or NO), How 0. Language: English.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from omnivchat.benchmarks._protocol import (
+    Item,
+    ItemResult,
+    JudgeOptions,
+    JudgeOutcome,
+    RunOptions,
+    ScoreOptions,
+    Scores,
+    Source,
+)
+from omnivchat.benchmarks._registry import register
+from omnivchat.routes import ChatRequest, Route
+from omnivchat.runs import RunError, run_status
+from omnivchat.socialomni import PromptCards, load_cards, parse_how, parse_when, parse_who
+from omnivchat.socialomni._data import SocialOmniError
+from omnivchat.socialomni._panel import load_judge_template
+from omnivchat.socialomni._run import (
+    GENERATION,
+    PROTOCOL,
+    TASK_ORDER,
+    candidate_records,
+    export,
+    item_meta,
+    item_request,
+    judge_run,
+    load_tasks,
+    read_manifest,
+    run_manifest,
+    summarize,
+    write_summary,
+)
+
+CHANCE = {"who": 0.25, "when": 0.5, "how": 0.0}
+PARSERS = {"who": parse_who, "when": parse_when, "how": parse_how}
+JUDGING = "judging"  # the default judging directory, inside the run
+
+
+@dataclass(frozen=True)
+class SocialOmniData:
+    """The validated items of the chosen tasks, and what a run records of them."""
+
+    annotations: Path
+    tasks: tuple[str, ...]
+    limit: int | None
+    cards: PromptCards
+    items: dict[str, list[Any]]
+
+
+class SocialOmniBench:
+    """SocialOmni, implementing :class:`omnivchat.benchmarks.Benchmark`."""
+
+    name = "socialomni"
+    title = "SocialOmni: Who (who speaks, 4-way), When (interrupt now?, YES/NO), How (what to say, judged 0-100)"
+    protocols = (PROTOCOL, PROTOCOL + "-judging")
+
+    def chance(self, task: str) -> float:
+        return CHANCE[task]
+
+    def load(self, source: Source) -> SocialOmniData:
+        if source.media is None:
+            raise SocialOmniError("socialomni needs --media: the folder the annotations' clips are in")
+        chosen = tuple(t for t in TASK_ORDER if t in (source.tasks or TASK_ORDER))
+        unknown = sorted(set(source.tasks or ()) - set(TASK_ORDER))
+        if unknown or not chosen:
+            raise SocialOmniError(f"socialomni tasks are who, when and how (got {', '.join(unknown) or 'none'})")
+        who, when, how = load_tasks(source.data, source.media, chosen, source.limit)
+        items = {"who": who, "when": when, "how": how}
+        return SocialOmniData(source.data, chosen, source.limit, load_cards(source.prompts), items)
+
+    def items(self, dataset: SocialOmniData, options: RunOptions) -> list[Item]:
+        return [Item(f"{t}-{i.id}", t, i) for t in dataset.tasks for i in dataset.items[t]]
+
+    def item_meta(self, item: Item) -> dict[str, Any]:
+        return item_meta(item.task, item.record)
+
+    def default_sampling(self) -> dict[str, Any]:
+        return {**GENERATION, "max_tokens": 8192}
+
+    def manifest(self, dataset: SocialOmniData, route: Route, options: RunOptions) -> dict[str, Any]:
+        sampling = options.sampling.model_dump(exclude_none=True)
+        max_tokens = sampling.pop("max_tokens", 8192)
+        manifest = run_manifest(
+            dataset.annotations, route, dataset.items, dataset.tasks, dataset.cards, sampling, max_tokens, dataset.limit
+        )
+        if options.condition != "both":  # an ablation condition changes every clip sent: another run
+            manifest["condition"] = options.condition
+        return {**manifest, **options.manifest_extra}
+
+    def request(
+        self, dataset: SocialOmniData, item: Item, options: RunOptions, work_dir: Path, meta: dict[str, Any]
+    ) -> ChatRequest:
+        return item_request(
+            item.task, item.record, dataset.cards, work_dir / "prefixes", options.sampling, meta, options.transform
+        )
+
+    def parse(self, item: Item, reply: str) -> Any:
+        return PARSERS[item.task](reply)
+
+    def after_task(self, run_dir: Path, task: str) -> None:
+        write_summary(run_dir)  # a stopped run still says what is missing
+
+    def dataset_of(self, run_dir: Path, data: Path | None) -> None:
+        return None  # scored from the run's own records and manifest
+
+    def score(self, dataset: Any, run_dir: Path, options: ScoreOptions) -> Scores:
+        """Who and When: 1 for a right answer, 0 for a wrong or unparseable one, None for a failed request or an
+        item with no record; How: the panel's mean quality / 100 where judged (from the judging directory)."""
+        manifest = read_manifest(run_dir)
+        records = candidate_records(run_dir)
+        summary = summarize(run_dir, records)
+        judged = _judge_scores(options.judging or run_dir / JUDGING, manifest)
+        items: list[ItemResult] = []
+        declared = [k for k in manifest.get("source_media_sha256", {}) if isinstance(k, str)]
+        for key in declared:
+            task, item_id = key.split("-", 1)
+            record = (records.get(task) or {}).get(item_id)
+            items.append(_item_result(task, key, item_id, record, judged))
+        metrics = {task: summary.get(task) for task in ("who", "when") if summary.get(task) is not None}
+        metrics["how_generation"] = summary.get("how_generation")
+        missing = [i for i in items if not i.ran]
+        failed = [i for i in items if i.ran and i.score is None and i.task != "how"]
+        incomplete = None
+        if missing or failed:
+            incomplete = f"incomplete: {len(missing)} items have no record, {len(failed)} requests failed"
+        return Scores(
+            benchmark=self.name, items=items, metrics=metrics, complete=incomplete is None, incomplete=incomplete
+        )
+
+    def judge(self, dataset: Any, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
+        if options.contexts is None or options.judges_file is None:
+            raise SocialOmniError("socialomni judging needs --contexts (judge-contexts.json) and --judges")
+        out = options.output or run_dir / JUDGING
+        template, template_sha = load_judge_template(options.prompt)
+        summary = judge_run(
+            run_dir,
+            options.contexts,
+            options.judges_file,
+            options.panel or "standard",
+            out,
+            template=template,
+            template_sha=template_sha,
+            only_judge=options.only_judge,
+            progress=options.progress,
+        )
+        metrics = summary["metrics"]
+        notes = [] if metrics["complete"] else [f"incomplete: {metrics.get('n_unjudged', 0)} answers without a panel"]
+        return JudgeOutcome(where=out, notes=notes, complete=bool(metrics["complete"]))
+
+    def status(self, run_dir: Path) -> dict[str, Any]:
+        return run_status(run_dir)
+
+    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> dict[str, Any]:
+        return export(run_dir, judging or run_dir / JUDGING, allow_incomplete=allow_incomplete)
+
+
+def _judge_scores(judging: Path, manifest: dict[str, Any]) -> dict[str, dict[str, int | None]]:
+    """The judging directory's scores of this run (empty when there is none); scores made for another run are
+    refused, never mixed in."""
+    from omnivchat._canonical import sha256_json
+
+    if not (judging / "manifest.json").is_file():
+        return {}
+    judge_manifest = json.loads((judging / "manifest.json").read_text(encoding="utf-8"))
+    if judge_manifest.get("candidate_manifest_sha256") != sha256_json(manifest):
+        raise RunError(f"{judging}: these judge scores were made for another candidate run; refusing to mix them")
+    path = judging / "scores.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def _item_result(
+    task: str, key: str, item_id: str, record: dict[str, Any] | None, judged: dict[str, dict[str, int | None]]
+) -> ItemResult:
+    if record is None:
+        return ItemResult(key=key, task=task, score=None, reason="not run", ran=False)
+    if record["request_failed"]:
+        return ItemResult(key=key, task=task, score=None, reason=f"request failed: {record['error']}")
+    if task != "how":
+        right = record["prediction"] is not None and record["prediction"] == record["gold"]
+        reason = "unparseable (counts as wrong)" if record["prediction"] is None else "parsed"
+        return ItemResult(key=key, task=task, score=float(right), reason=reason)
+    if not (record["text"] or "").strip():
+        return ItemResult(key=key, task=task, score=0.0, reason="empty answer (0, not judged)")
+    scores = judged.get(item_id) or {}
+    if not scores or any(v is None for v in scores.values()):
+        return ItemResult(key=key, task=task, score=None, reason="no full judge panel")
+    values = [float(v) for v in scores.values() if v is not None]
+    return ItemResult(key=key, task=task, score=sum(values) / len(values) / 100.0, reason="panel mean / 100")
+
+
+SOCIALOMNI = register(SocialOmniBench())
