@@ -7,6 +7,9 @@ omnivchat ships ``omnivchat`` (the native bench format, :mod:`omnivchat.benchmar
 export are shared.
 """
 
+# The benchmarks omnivchat ships register themselves when their modules load.
+# The benchmarks omnivchat ships register themselves when their modules load.
+from omnivchat.benchmarks import native, socialomni
 from omnivchat.benchmarks._generic import task_export, task_status
 from omnivchat.benchmarks._protocol import (
     Benchmark,
@@ -43,9 +46,11 @@ __all__ = [
     "benchmark_of",
     "evaluate",
     "get_benchmark",
+    "native",
     "read_run_manifest",
     "register",
     "registered",
+    "socialomni",
     "task_export",
     "task_status",
 ]

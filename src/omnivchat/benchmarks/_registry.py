@@ -30,12 +30,10 @@ def register(benchmark: Benchmark) -> Benchmark:
 
 def registered() -> dict[str, Benchmark]:
     """Every registered benchmark by name, in registration order."""
-    _load_builtin()
     return dict(_REGISTRY)
 
 
 def get_benchmark(name: str) -> Benchmark:
-    _load_builtin()
     if name not in _REGISTRY:
         raise UnknownBenchmark(f"no benchmark named {name!r}; registered: {', '.join(_REGISTRY)}")
     return _REGISTRY[name]
@@ -47,7 +45,6 @@ def _protocols() -> str:
 
 def read_run_manifest(run_dir: Path) -> dict[str, Any]:
     """A run directory's manifest.json as a dict (any benchmark's), or an error naming the file."""
-    _load_builtin()
     path = Path(run_dir) / "manifest.json"
     if not path.is_file():
         raise UnknownBenchmark(
@@ -65,7 +62,6 @@ def read_run_manifest(run_dir: Path) -> dict[str, Any]:
 def benchmark_of(run_dir: Path) -> Benchmark:
     """The benchmark that made ``run_dir``: by the manifest's ``benchmark`` name, else by its protocol (runs made
     before names were recorded)."""
-    _load_builtin()
     manifest = read_run_manifest(run_dir)
     name = manifest.get("benchmark")
     if isinstance(name, str) and name in _REGISTRY:
@@ -78,9 +74,3 @@ def benchmark_of(run_dir: Path) -> Benchmark:
         f"{run_dir / 'manifest.json'}: unknown protocol {protocol!r} (expected one of {_protocols()}); no registered "
         f"benchmark made it (registered: {', '.join(_REGISTRY)})"
     )
-
-
-def _load_builtin() -> None:
-    """The benchmarks omnivchat ships register themselves when their modules load."""
-    import omnivchat.benchmarks.native
-    import omnivchat.benchmarks.socialomni  # noqa: F401

@@ -12,44 +12,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from omnivchat.media._ffmpeg import MediaError
-from omnivchat.media._probe import MediaInfo, open_container, probe, require_audio, require_video
+from omnivchat.media._probe import decode_audio, open_container, probe, require_video
 
 if TYPE_CHECKING:
     from PIL import Image
-
-
-def decode_audio(path: Path, *, sr: int | None, info: MediaInfo | None = None) -> tuple[np.ndarray, int]:
-    """Decode the first audio track of ``path`` to mono float32 at ``sr`` (None: the source rate).
-
-    The result is cropped or zero-padded to the stream's duration, because AAC decoders emit a different number
-    of samples from one build to the next (priming and the last frame's padding).
-    """
-    import av
-
-    if info is None:
-        info = probe(path, energy=False, verify=True)
-    require_audio(info)
-    rate = int(sr or info.sample_rate or 0)
-    if rate <= 0:
-        raise MediaError(f"{path}: audio track has no sample rate")
-    chunks: list[np.ndarray] = []
-    try:
-        with open_container(path) as container:
-            stream = container.streams.audio[0]
-            resampler = av.AudioResampler(format="flt", layout="mono", rate=rate)
-            for frame in container.decode(stream):
-                for out in resampler.resample(frame):
-                    chunks.append(out.to_ndarray().reshape(-1))
-            for out in resampler.resample(None):
-                chunks.append(out.to_ndarray().reshape(-1))
-    except av.FFmpegError as exc:
-        raise MediaError(f"{path}: cannot decode audio ({exc})") from None
-    samples = np.concatenate(chunks).astype(np.float32, copy=False) if chunks else np.zeros(0, np.float32)
-    if info.audio_duration:
-        expected = round(info.audio_duration * rate)
-        short = expected - samples.size
-        samples = np.pad(samples, (0, short)) if short > 0 else samples[:expected]
-    return np.ascontiguousarray(samples), rate
 
 
 def extract_audio(path: str | os.PathLike[str], sr: int | None = 16000) -> np.ndarray:

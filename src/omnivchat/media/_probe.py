@@ -8,13 +8,16 @@ import os
 import re
 from fractions import Fraction
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omnivchat.media._cache import atomic_build, cache_key, cached_path, content_hash
 from omnivchat.media._cache import cache_dir as resolve_cache_dir
 from omnivchat.media._ffmpeg import MediaError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Below this the audio counts as silent; also the floor reported for digital silence (JSON has no -inf).
 SILENCE_FLOOR_DBFS = -120.0
@@ -189,8 +192,6 @@ def probe(path: str | os.PathLike[str], *, energy: bool = True, verify: bool | N
         if energy if verify is None else verify:
             _check_packets(container, p)  # same open file: the headers are already parsed
     if energy and result.has_audio:
-        from omnivchat.media._decode import decode_audio
-
         samples, _ = decode_audio(p, sr=None, info=result)
         if samples.size:
             rms = float(math.sqrt(float((samples.astype("float64") ** 2).mean())))
@@ -200,6 +201,41 @@ def probe(path: str | os.PathLike[str], *, energy: bool = True, verify: bool | N
         db = 20 * math.log10(rms) if rms > 0 else SILENCE_FLOOR_DBFS
         result = result.model_copy(update={"audio_rms_dbfs": max(db, SILENCE_FLOOR_DBFS), "audio_peak": peak})
     return result
+
+
+def decode_audio(path: Path, *, sr: int | None, info: MediaInfo | None = None) -> tuple[np.ndarray, int]:
+    """Decode the first audio track of ``path`` to mono float32 at ``sr`` (None: the source rate).
+
+    The result is cropped or zero-padded to the stream's duration, because AAC decoders emit a different number
+    of samples from one build to the next (priming and the last frame's padding).
+    """
+    import av
+    import numpy as np
+
+    if info is None:
+        info = probe(path, energy=False, verify=True)
+    require_audio(info)
+    rate = int(sr or info.sample_rate or 0)
+    if rate <= 0:
+        raise MediaError(f"{path}: audio track has no sample rate")
+    chunks: list[np.ndarray] = []
+    try:
+        with open_container(path) as container:
+            stream = container.streams.audio[0]
+            resampler = av.AudioResampler(format="flt", layout="mono", rate=rate)
+            for frame in container.decode(stream):
+                for out in resampler.resample(frame):
+                    chunks.append(out.to_ndarray().reshape(-1))
+            for out in resampler.resample(None):
+                chunks.append(out.to_ndarray().reshape(-1))
+    except av.FFmpegError as exc:
+        raise MediaError(f"{path}: cannot decode audio ({exc})") from None
+    samples = np.concatenate(chunks).astype(np.float32, copy=False) if chunks else np.zeros(0, np.float32)
+    if info.audio_duration:
+        expected = round(info.audio_duration * rate)
+        short = expected - samples.size
+        samples = np.pad(samples, (0, short)) if short > 0 else samples[:expected]
+    return np.ascontiguousarray(samples), rate
 
 
 def require_video(info: MediaInfo) -> None:

@@ -69,10 +69,3 @@ def resolve_api_key(
         if value:
             return Secret(value)
     return None
-
-
-def redact(text: str, secret: Secret | None) -> str:
-    """``text`` without the secret in any of the forms `omnivchat.routes._redact` lists (encoded, in pieces)."""
-    from omnivchat.routes._redact import Redactor
-
-    return Redactor(secret).text(text)

@@ -23,7 +23,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from omnivchat._canonical import sha256_file
-from omnivchat.errors import OmnivchatError
+from omnivchat.socialomni._errors import SocialOmniError
+from omnivchat.socialomni._time import seconds, who_cutoff
 
 #: Item counts of the release: Who items, When items (the 200-item core split), and gold-YES When items (How).
 WHO_COUNT = 2000
@@ -33,17 +34,6 @@ HOW_COUNT = 128
 Level = Literal["level_1", "level_2"]
 
 _PARTICIPANT = re.compile(r"What should (.+?) say\?", re.I)
-
-
-class SocialOmniError(OmnivchatError, ValueError):
-    """A SocialOmni input that cannot be used: the message names the file, the item id and the field.
-
-    ``problems`` holds one line per problem when several were collected (else the message alone).
-    """
-
-    def __init__(self, message: str, problems: Sequence[str] | None = None) -> None:
-        super().__init__(message)
-        self.problems: list[str] = list(problems) if problems else [message]
 
 
 class WhoItem(BaseModel):
@@ -211,7 +201,6 @@ def load_who(dataset_json: Path, media_root: Path, *, limit: int | None = None) 
     interval gives a cut-off (:func:`who_cutoff`), four non-empty ``options``, ``correct_answer`` A-D and a
     ``video_path`` found by :func:`resolve_media`. All problems are raised together in one SocialOmniError.
     """
-    from omnivchat.socialomni._time import who_cutoff  # _time imports this module's error type
 
     _check_limit(limit)
     path = Path(dataset_json)
@@ -278,7 +267,6 @@ def _when_item(
     problems: _Problems, root_ok: bool, media_root: Path, index: int, record: Any, seen: set[str]
 ) -> tuple[WhenItem | None, str | None]:
     """(the item or None, its gold label or None) for one Level 2 record; problems go to ``problems``."""
-    from omnivchat.socialomni._time import seconds  # _time imports this module's error type
 
     if not isinstance(record, dict):
         problems.add(f"#{index}", None, f"expected an object, found {type(record).__name__}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from omnivchat.socialomni._data import SocialOmniError
+from omnivchat.socialomni._errors import SocialOmniError
 
 #: Recorded in the run manifest: how :func:`who_cutoff` turns a question into a cut-off.
 WHO_CUTOFF_RULE = "interval-end-or-explicit-point; paired-points-use-later; normalize-fullwidth-colon"
