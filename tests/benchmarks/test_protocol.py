@@ -29,6 +29,7 @@ from omnivchat.benchmarks import (
 )
 from omnivchat.cli import app
 from omnivchat.errors import OmnivchatError
+from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
 from omnivchat.runs import RunStore, package_record
 from omnivchat.scoring.spoken import answer_matches
@@ -104,6 +105,9 @@ class ToyQA:
         scored = [r.score for r in results if r.score is not None]
         accuracy = sum(scored) / len(results) if len(scored) == len(results) and results else None
         return Scores(benchmark=self.name, items=results, metrics={"qa": {"accuracy": accuracy, "n": len(results)}})
+
+    def save_scores(self, run_dir: Path, scores: Scores) -> Path:
+        return write_benchmark_scores(run_dir, scores)
 
     def judge(self, dataset: Any, run_dir: Path, options: Any) -> Any:
         raise OmnivchatError("toyqa has no judges")

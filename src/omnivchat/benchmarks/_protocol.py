@@ -73,6 +73,7 @@ class JudgeOptions:
     config: JudgesConfig = field(default_factory=JudgesConfig)
     judges_file: Path | None = None
     panel: str | None = None
+    members: list[str] | None = None  # the judges to ask, named one by one (instead of a panel's name)
     only_judge: str | None = None
     style_judge: str | None = None
     prompt: Path | None = None
@@ -105,6 +106,8 @@ class ItemResult(BaseModel):
     score: float | None
     reason: str = ""
     ran: bool = True
+    group: str | None = Field(default=None, description="What it is diagnosed with (an ability category).")
+    detail: dict[str, Any] = Field(default_factory=dict, description="The benchmark's own fields for its file.")
 
 
 class Scores(BaseModel):
@@ -175,6 +178,10 @@ class Benchmark(Protocol):
 
     def score(self, dataset: Any, run_dir: Path, options: ScoreOptions) -> Scores:
         """Every item's score and the benchmark's metrics, from the run's store (no request is sent)."""
+        ...
+
+    def save_scores(self, run_dir: Path, scores: Scores) -> Path:
+        """Write ``scores`` as RUN_DIR/scores.json in the form reports read; returns the path."""
         ...
 
     def judge(self, dataset: Any, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:

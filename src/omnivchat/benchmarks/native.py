@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from omnivchat.bench import Bench, load_bench
+from omnivchat.bench import SUBCATEGORIES, Bench, load_bench
 from omnivchat.benchmarks._protocol import (
     Item,
     ItemResult,
@@ -23,7 +23,7 @@ from omnivchat.benchmarks._protocol import (
     Source,
 )
 from omnivchat.benchmarks._registry import register
-from omnivchat.judges import JudgePrompts, collect_scores, judge_run, run_bench
+from omnivchat.judges import JudgePrompts, collect_scores, item_records, judge_run, run_bench, write_scores_file
 from omnivchat.prompts import load_prompt
 from omnivchat.routes import ChatRequest, Route
 from omnivchat.runs import CANDIDATE, PROTOCOL, build_manifest, build_request, export_run, run_status
@@ -98,16 +98,48 @@ class OmniVChatBench:
             style_judge=options.style_judge,
         )
         row = table1_row([i.scored_reply() for i in items], style_graded=options.style_judge is not None)
+        results = [
+            ItemResult(
+                key=i.item_id,
+                task=CANDIDATE,
+                score=i.score,
+                reason=i.reason,
+                ran=i.ran,
+                group=SUBCATEGORIES[dataset.get(i.item_id).subcategory].category,
+                detail=record,
+            )
+            for i, record in zip(items, item_records(items), strict=True)
+        ]
+        metrics = {
+            "table1": row.model_dump(),
+            "bench": {"name": dataset.info.name, "version": dataset.info.version},
+            "panel": options.panel or ["rule"],
+            "aggregate": options.aggregate,
+            "style_judge": options.style_judge,
+        }
         return Scores(
-            benchmark=self.name,
-            items=[ItemResult(key=i.item_id, task=CANDIDATE, score=i.score, reason=i.reason, ran=i.ran) for i in items],
-            metrics={"table1": row.model_dump()},
-            complete=row.complete,
-            incomplete=row.incompleteness(),
+            benchmark=self.name, items=results, metrics=metrics, complete=row.complete, incomplete=row.incompleteness()
+        )
+
+    def save_scores(self, run_dir: Path, scores: Scores) -> Path:
+        m = scores.metrics
+        return write_scores_file(
+            run_dir,
+            bench=m["bench"],
+            panel=m["panel"],
+            aggregate=m["aggregate"],
+            style_judge=m["style_judge"],
+            table1=m["table1"],
+            complete=scores.complete,
+            incomplete=scores.incomplete,
+            items=[i.detail for i in scores.items],
         )
 
     def judge(self, dataset: Bench, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
-        names = [options.only_judge] if options.only_judge else options.config.panel(options.panel)
+        if options.only_judge:
+            names = [options.only_judge]
+        else:
+            names = options.members if options.members is not None else options.config.panel(options.panel)
         report = judge_run(
             run_dir,
             dataset,

@@ -25,7 +25,8 @@ from omnivchat.benchmarks._protocol import (
     Source,
 )
 from omnivchat.benchmarks._registry import register
-from omnivchat.routes import ChatRequest, Route
+from omnivchat.judges import write_benchmark_scores
+from omnivchat.routes import ChatRequest, Route, SimOracle
 from omnivchat.runs import RunError, run_status
 from omnivchat.socialomni import PromptCards, load_cards, parse_how, parse_when, parse_who
 from omnivchat.socialomni._data import SocialOmniError
@@ -105,9 +106,14 @@ class SocialOmniBench:
     def request(
         self, dataset: SocialOmniData, item: Item, options: RunOptions, work_dir: Path, meta: dict[str, Any]
     ) -> ChatRequest:
-        return item_request(
+        request = item_request(
             item.task, item.record, dataset.cards, work_dir / "prefixes", options.sampling, meta, options.transform
         )
+        if options.simulated:  # only a simulated model is told the answer (the harness self-check runs on it)
+            answer = item.record.reference if item.task == "how" else item.record.gold
+            oracle = SimOracle(reference=answer, language="en", requires=("video", "audio"))
+            request = request.model_copy(update={"oracle": oracle})
+        return request
 
     def parse(self, item: Item, reply: str) -> Any:
         return PARSERS[item.task](reply)
@@ -141,6 +147,9 @@ class SocialOmniBench:
         return Scores(
             benchmark=self.name, items=items, metrics=metrics, complete=incomplete is None, incomplete=incomplete
         )
+
+    def save_scores(self, run_dir: Path, scores: Scores) -> Path:
+        return write_benchmark_scores(run_dir, scores)
 
     def judge(self, dataset: Any, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
         if options.contexts is None or options.judges_file is None:

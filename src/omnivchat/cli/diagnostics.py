@@ -68,10 +68,20 @@ def is_ablation_dir(path: Path) -> bool:
 
 @route_options
 def ablate_command(
-    bench: Annotated[Path, typer.Option("--bench", help="Bench directory.")],
+    bench: Annotated[
+        Path, typer.Option("--bench", "--data", help="The benchmark's data: a bench directory, an annotations folder.")
+    ],
     model: Annotated[str, typer.Option("--model", help="Model id (see `omnivchat eval --help`).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the four condition runs.")],
     route: RouteOptions,
+    benchmark: Annotated[
+        str, typer.Option("--benchmark", help="Registered benchmark (`omnivchat benchmarks` lists them).")
+    ] = "omnivchat",
+    media: Annotated[Path | None, typer.Option("--media", help="Media folder, for a benchmark that has one.")] = None,
+    task: Annotated[
+        str | None, typer.Option("--task", help="The task to diagnose, for a benchmark with several.")
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N items (smoke runs).")] = None,
     judges: Annotated[
         Path | None, typer.Option("--judges", help="Judges file; default: the offline rule judge.")
     ] = None,
@@ -86,8 +96,9 @@ def ablate_command(
         str, typer.Option("--video-only", help="'mute' (silent track) or 'strip' (no track).")
     ] = "mute",
     chance: Annotated[
-        float, typer.Option("--chance", help="Chance score: 0 for rubrics, 1/k for k-way choices.")
-    ] = 0.0,
+        float | None,
+        typer.Option("--chance", help="Chance score (default: the benchmark's for the task: 0 for rubrics, 1/k)."),
+    ] = None,
     floor_margin: Annotated[
         float,
         typer.Option(
@@ -99,98 +110,86 @@ def ablate_command(
     skip_self_check: Annotated[
         bool, typer.Option("--skip-self-check", help="Do not run the harness self-check (recorded).")
     ] = False,
-    system_prompt: Annotated[Path | None, typer.Option("--system-prompt", help="System prompt file.")] = None,
+    system_prompt: Annotated[
+        Path | None,
+        typer.Option(
+            "--system-prompt", "--prompts", help="The benchmark's prompt file: a system prompt, or prompt cards."
+        ),
+    ] = None,
     concurrency: Annotated[int | None, typer.Option("--concurrency", min=1, help="Requests in flight at most.")] = None,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
 ) -> None:
-    """The modality ablation grid: run a model under both / video_only / audio_only / neither, judge each, and
-    report fusion gain, video and audio reliance and the prior floor with paired 95% intervals.
+    """The modality ablation grid, for any registered benchmark: run a model under both / video_only / audio_only
+    / neither, judge each, and report fusion gain, video and audio reliance and the prior floor with paired 95%
+    intervals.
 
     First a self-check runs sim:video-blind and sim:audio-blind (each must be flagged) and sim:healthy (must not
-    be) on the same bench and judges; it stops the grid if any check fails. The prior floor is checked before any
+    be) on the same data and judges; it stops the grid if any check fails. The prior floor is checked before any
     fusion gain is reported: when the lower 95% bound of 'neither' exceeds chance + --floor-margin, no gain is given.
     """
-    from omnivchat.bench import BenchError, load_bench
-    from omnivchat.diagnostics._grid import SelfCheckFailed, run_grid, self_check, write_ablation
-    from omnivchat.judges import RULE_JUDGE, JudgesFileError, load_judges
-    from omnivchat.prompts import load_prompt
-    from omnivchat.routes import CredentialError, SettingsError
-    from omnivchat.routes._openai import ConfigError
-    from omnivchat.runs import ManifestMismatch, RunError
+    from omnivchat.benchmarks import Source, get_benchmark
+    from omnivchat.diagnostics._grid import run_grid, self_check, write_ablation
+    from omnivchat.judges import RULE_JUDGE, load_judges
 
     if neither not in ("blank", "none") or video_only not in ("mute", "strip") or aggregate not in ("mean", "majority"):
         raise fail("--neither is blank|none, --video-only is mute|strip, --aggregate is mean|majority")
     check_output_dir(output, ours=is_ablation_dir, kind="an ablation directory")
-    try:
-        loaded = load_bench(bench)
-        config = load_judges(judges)
-        members = (
-            [panel]
-            if panel in config.judges or panel == RULE_JUDGE
-            else (config.panel(panel) if judges else [RULE_JUDGE])
-        )
-        prompt, label = load_prompt(system_prompt)
+    the_benchmark = get_benchmark(benchmark)
+    source = Source(data=bench, media=media, tasks=(task,) if task else None, limit=limit, prompts=system_prompt)
+    dataset = the_benchmark.load(source)
+    config = load_judges(judges)
+    if panel in config.judges or panel == RULE_JUDGE:
+        members = [panel]
+    else:
+        members = config.panel(panel) if judges else [RULE_JUDGE]
 
-        def make_route():
-            return route.route(model)
+    def make_route():
+        return route.route(model)
 
-        probe_route = make_route()
-        warn_unchecked(probe_route)
-        options = {
-            "aggregate": aggregate,
-            "neither": neither,
-            "video_only": video_only,
-            "chance": chance,
-            "floor_margin": floor_margin,
-            "system_prompt": prompt,
-            "system_prompt_label": label,
-        }
-        record = {"skipped": True}
-        if not skip_self_check:
-            console.print(SELF_CHECK_LINE)
-            record = self_check(
-                loaded, output / "self-check", panel=members, config=config, progress=progress, say=_say, **options
-            )
-            console.print("[green]self-check passed[/]")
-        grid = run_grid(
-            loaded,
-            make_route,
-            output,
-            panel=members,
-            config=config,
-            progress=progress,
-            sampling=route.sampling(),
-            concurrency=concurrency,
-            manifest_extra={"ablation": {"self_check": "skipped" if skip_self_check else "ran"}},
-            say=_say,
-            **options,
+    probe_route = make_route()
+    warn_unchecked(probe_route)
+    options = {
+        "benchmark": the_benchmark,
+        "source": source,
+        "task": task,
+        "aggregate": aggregate,
+        "neither": neither,
+        "video_only": video_only,
+        "chance": chance,
+        "floor_margin": floor_margin,
+        "system_prompt": system_prompt,
+    }
+    record: dict = {"skipped": True}
+    if not skip_self_check:
+        console.print(SELF_CHECK_LINE)
+        record = self_check(
+            dataset, output / "self-check", panel=members, config=config, progress=progress, say=_say, **options
         )
-        _say(grid.reuse_line())
-        path = write_ablation(
-            output,
-            loaded,
-            grid,
-            panel=members,
-            aggregate=aggregate,
-            neither=neither,
-            self_check_record=record,
-            simulated=probe_route.settings.route == "sim",
-        )
-    except SelfCheckFailed as err:
-        raise fail(str(err)) from None
-    except (
-        BenchError,
-        JudgesFileError,
-        CredentialError,
-        SettingsError,
-        ConfigError,
-        ManifestMismatch,
-        RunError,
-        KeyError,
-        FileNotFoundError,
-    ) as err:
-        raise fail(str(err)) from None
-    print_grid(grid, f"Ablation grid: {model} on {loaded.info.name}")
+        console.print("[green]self-check passed[/]")
+    grid = run_grid(
+        dataset,
+        make_route,
+        output,
+        panel=members,
+        config=config,
+        progress=progress,
+        sampling=route.sampling(),
+        concurrency=concurrency,
+        manifest_extra={"ablation": {"self_check": "skipped" if skip_self_check else "ran"}},
+        say=_say,
+        **options,
+    )
+    _say(grid.reuse_line())
+    path = write_ablation(
+        output,
+        grid,
+        panel=members,
+        aggregate=aggregate,
+        neither=neither,
+        self_check_record=record,
+        simulated=probe_route.settings.route == "sim",
+    )
+    print_grid(grid, f"Ablation grid: {model} on {grid.data.get('name')}")
     console.print(f"wrote {path} and the runs under {output}")
 
 
@@ -283,7 +282,7 @@ def demo_command(
         grid = run_grid(bench, lambda m=model: get_route(m), out, panel=panel, progress=progress, say=_say)
         _say(grid.reuse_line())
         write_ablation(
-            out, bench, grid, panel=panel, aggregate="mean", neither="blank", self_check_record=record, simulated=True
+            out, grid, panel=panel, aggregate="mean", neither="blank", self_check_record=record, simulated=True
         )
         print_grid(grid, f"Ablation grid: {model}")
         table1 = json.loads((out / "both" / "scores.json").read_text(encoding="utf-8"))["table1"]

@@ -305,7 +305,6 @@ def score_benchmark_run(
 ) -> tuple[str, dict]:
     """Score a run of any benchmark through its protocol: print its metrics, write RUN_DIR/scores.json."""
     from omnivchat.benchmarks import ScoreOptions
-    from omnivchat.judges import write_benchmark_scores
 
     scores = benchmark.score(None, run_dir, ScoreOptions(judging=judging))  # type: ignore[attr-defined]
     console.print(f"[bold]{benchmark.name}[/] run {run_dir}")  # type: ignore[attr-defined]
@@ -314,7 +313,7 @@ def score_benchmark_run(
     unscored = [i for i in scores.items if i.score is None]
     console.print(f"{len(scores.items)} items: {len(scores.items) - len(unscored)} scored, {len(unscored)} unscored")
     try:
-        console.print(f"wrote {write_benchmark_scores(run_dir, scores)}")
+        console.print(f"wrote {benchmark.save_scores(run_dir, scores)}")  # type: ignore[attr-defined]
     except OSError as err:  # read-only storage: the figures above are the result
         err_console.print(f"[yellow]warning:[/] {run_dir / 'scores.json'} not written ({err.strerror})")
     if scores.incomplete is not None:

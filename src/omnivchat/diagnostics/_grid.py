@@ -9,12 +9,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from omnivchat.bench import CATEGORIES, SUBCATEGORIES, Bench
+from omnivchat._files import write_text_atomic
+from omnivchat.bench import CATEGORIES
+from omnivchat.benchmarks import (
+    Benchmark,
+    ItemResult,
+    JudgeOptions,
+    RunOptions,
+    ScoreOptions,
+    Source,
+    evaluate,
+    get_benchmark,
+)
 from omnivchat.diagnostics.ablation import CONDITIONS, Diagnosis, diagnose
 from omnivchat.errors import OmnivchatError
-from omnivchat.judges import RULE_JUDGE, ItemScore, JudgesConfig, collect_scores, judge_run, write_scores
+from omnivchat.judges import RULE_JUDGE, JudgesConfig
 from omnivchat.routes import Route, Sampling, get_route
-from omnivchat.runs import RunError, RunSummary, run_eval, run_lock
+from omnivchat.runs import RunError, RunSummary, run_lock
 
 NeitherMode = Literal["blank", "none"]
 VideoOnlyMode = Literal["mute", "strip"]
@@ -73,16 +84,17 @@ def condition_label(condition: str, neither: NeitherMode, video_only: VideoOnlyM
 
 @dataclass
 class GridResult:
-    """One model's grid: per-condition item scores, the diagnosis overall and per ability category."""
+    """One model's grid: per-condition item scores, the diagnosis overall and per group (ability category)."""
 
     model: str
     out_dir: Path
-    scores: dict[str, list[ItemScore]]
+    scores: dict[str, list[ItemResult]]
     diagnosis: Diagnosis | None
     categories: dict[str, Diagnosis | None]
     n_items_used: int
     problem: str | None = None
     runs: dict[str, RunSummary] = field(default_factory=dict)  # what each condition's run did (sent, reused)
+    data: dict[str, Any] = field(default_factory=dict)  # which benchmark and data: name, version, item count
 
     def reuse_line(self) -> str:
         """What the four runs took from their stores and what they sent: a resumed grid says what it reused."""
@@ -96,43 +108,55 @@ class GridResult:
         return self.diagnosis is not None and bool(self.diagnosis.flags)
 
 
-def _aligned(scores: dict[str, list[ItemScore]]) -> tuple[list[str], dict[str, list[float]]]:
-    """Items scored in all four conditions, in bench order, and their scores per condition."""
-    by_condition = {c: {s.item_id: s.score for s in items} for c, items in scores.items()}
-    ids = [s.item_id for s in scores["both"] if all(by_condition[c].get(s.item_id) is not None for c in CONDITIONS)]
+def _aligned(scores: dict[str, list[ItemResult]]) -> tuple[list[str], dict[str, list[float]]]:
+    """Items scored in all four conditions, in the benchmark's order, and their scores per condition."""
+    by_condition = {c: {s.key: s.score for s in items} for c, items in scores.items()}
+    ids = [s.key for s in scores["both"] if all(by_condition[c].get(s.key) is not None for c in CONDITIONS)]
     return ids, {c: [float(by_condition[c][i]) for i in ids] for c in CONDITIONS}  # type: ignore[arg-type]
 
 
+def _data_info(benchmark: Benchmark, dataset: Any, n_items: int) -> dict[str, Any]:
+    info = getattr(dataset, "info", None)  # a native bench names itself
+    name = getattr(info, "name", benchmark.name)
+    return {"benchmark": benchmark.name, "name": name, "version": getattr(info, "version", ""), "n_instances": n_items}
+
+
 def run_grid(
-    bench: Bench,
+    dataset: Any,
     make_route: Callable[[], Route],
     out_dir: str | Path,
     *,
     panel: list[str],
     config: JudgesConfig | None = None,
     aggregate: Literal["mean", "majority"] = "mean",
-    system_prompt: str = "",
-    system_prompt_label: str = "omnivchat:spoken_assistant.txt",
+    benchmark: Benchmark | None = None,
+    source: Source | None = None,
+    task: str | None = None,
+    system_prompt: Path | None = None,
     sampling: Sampling | None = None,
     neither: NeitherMode = "blank",
     video_only: VideoOnlyMode = "mute",
     concurrency: int | None = None,
-    chance: float = 0.0,
+    chance: float | None = None,
     floor_margin: float = 0.10,
     progress: bool = True,
     manifest_extra: dict[str, Any] | None = None,
     say: Callable[[str], None] | None = None,
 ) -> GridResult:
-    """Run, judge and score the four conditions into ``out_dir/<condition>``, then diagnose.
+    """Run, judge and score the four conditions of any registered benchmark into ``out_dir/<condition>``, then
+    diagnose. ``dataset`` is what ``benchmark.load`` gave (a native Bench by default, whose root is the source).
 
-    ``make_route`` gives a fresh route per condition (a run closes its route). Items unscored in any condition
-    are left out of the diagnosis (counted in ``n_items_used``); every run directory gets its scores.json.
+    ``make_route`` gives a fresh route per condition (a run closes its route). ``task``: the task to diagnose,
+    for a benchmark with several (its chance level is the prior-floor reference unless ``chance`` is given).
+    Items unscored in any condition are left out of the diagnosis (counted in ``n_items_used``); every run
+    directory gets its scores.json.
     """
-    from omnivchat.scoring import table1_row
-
+    benchmark = benchmark or get_benchmark("omnivchat")
+    source = source or Source(data=Path(dataset.root))
     out_dir = Path(out_dir)
-    scores: dict[str, list[ItemScore]] = {}
+    scores: dict[str, list[ItemResult]] = {}
     summaries: dict[str, RunSummary] = {}
+    members = [j for j in panel if j != RULE_JUDGE]
     model = ""
     for number, condition in enumerate(CONDITIONS, start=1):
         route = make_route()
@@ -140,48 +164,48 @@ def run_grid(
         run_dir = out_dir / condition
         if say is not None:
             say(f"{model}: condition {number} of {len(CONDITIONS)}, {CONDITION_WORDS[condition]}")
+        options = RunOptions(
+            sampling=sampling or Sampling(),
+            system_prompt=system_prompt,
+            condition=condition_label(condition, neither, video_only),
+            transform=condition_transform(condition, neither=neither, video_only=video_only),
+            concurrency=concurrency,
+            manifest_extra=dict(manifest_extra or {}),
+        )
         with run_lock(run_dir, "ablate"):  # one writer from the run through its judging to its scores.json
-            summaries[condition] = run_eval(
-                bench,
-                route,
-                run_dir,
-                system_prompt=system_prompt,
-                system_prompt_label=system_prompt_label,
-                sampling=sampling,
-                concurrency=concurrency,
-                progress=progress,
-                condition=condition_label(condition, neither, video_only),
-                clip_transform=condition_transform(condition, neither=neither, video_only=video_only),
-                manifest_extra=manifest_extra,
+            summaries[condition] = evaluate(benchmark, dataset, source, route, run_dir, options, progress=progress)
+            if members:
+                judging = JudgeOptions(config=config or JudgesConfig(), members=members, progress=progress)
+                benchmark.judge(dataset, run_dir, judging)
+            scored = benchmark.score(
+                dataset, run_dir, ScoreOptions(config=config or JudgesConfig(), panel=panel, aggregate=aggregate)
             )
-            llm_judges = [j for j in panel if j != RULE_JUDGE]
-            if llm_judges:
-                judge_run(run_dir, bench, config or JudgesConfig(), llm_judges, progress=progress)
-            scores[condition] = collect_scores(run_dir, bench, panel, aggregate=aggregate)
-            write_scores(
-                run_dir,
-                bench,
-                scores[condition],
-                table1_row([s.scored_reply() for s in scores[condition]]),
-                panel,
-                aggregate,
-                None,
-            )
+            benchmark.save_scores(run_dir, scored)
+        scores[condition] = [i for i in scored.items if task is None or i.task == task]
+    tasks = {i.task for i in scores["both"]}
+    if task is None and len(tasks) > 1:
+        raise OmnivchatError(f"{benchmark.name} has several tasks ({', '.join(sorted(tasks))}): choose one with --task")
+    chance = benchmark.chance(task or next(iter(tasks), "")) if chance is None else chance
+    data = _data_info(benchmark, dataset, len(scores["both"]))
     ids, aligned = _aligned(scores)
     if not ids:
         problem = "no item was scored in all four conditions"
-        return GridResult(model, out_dir, scores, None, {}, 0, problem=problem, runs=summaries)
+        return GridResult(model, out_dir, scores, None, {}, 0, problem=problem, runs=summaries, data=data)
     overall = diagnose(aligned, chance=chance, floor_margin=floor_margin)
+    group_of = {i.key: i.group for i in scores["both"]}
+    order = list(CATEGORIES)  # the taxonomy's order for ability categories; any other group after them
+    in_order = {g: order.index(g) if g in order else len(order) for g in group_of.values() if g}
+    groups = sorted(in_order, key=lambda g: (in_order[g], g))
     categories: dict[str, Diagnosis | None] = {}
-    for code in CATEGORIES:
-        keep = [k for k, i in enumerate(ids) if SUBCATEGORIES[bench.get(i).subcategory].category == code]
+    for code in groups:
+        keep = [k for k, i in enumerate(ids) if group_of[i] == code]
         if len(keep) >= MIN_CATEGORY_ITEMS:
             categories[code] = diagnose(
                 {c: [aligned[c][k] for k in keep] for c in CONDITIONS}, chance=chance, floor_margin=floor_margin
             )
         elif keep:
             categories[code] = None
-    return GridResult(model, out_dir, scores, overall, categories, len(ids), runs=summaries)
+    return GridResult(model, out_dir, scores, overall, categories, len(ids), runs=summaries, data=data)
 
 
 def caught(grid: GridResult, stream_flag: str) -> bool:
@@ -190,7 +214,7 @@ def caught(grid: GridResult, stream_flag: str) -> bool:
 
 
 def self_check(
-    bench: Bench,
+    dataset: Any,
     out_dir: str | Path,
     *,
     panel: list[str],
@@ -209,7 +233,7 @@ def self_check(
     results = {}
     for model in SELF_CHECK_MODELS:
         results[model] = run_grid(
-            bench,
+            dataset,
             lambda m=model: get_route(m),
             out_dir / model.replace(":", "-"),
             panel=panel,
@@ -254,7 +278,6 @@ def self_check(
 
 def write_ablation(
     out_dir: Path,
-    bench: Bench,
     grid: GridResult,
     *,
     panel: list[str],
@@ -269,9 +292,10 @@ def write_ablation(
     conditions = {}
     for condition, items in grid.scores.items():
         scored = [s.score for s in items if s.score is not None]
+        run = grid.runs.get(condition)
         conditions[condition] = {
             "run_dir": condition,
-            "n_done": sum(1 for s in items if s.reply is not None),
+            "n_done": run.done if run is not None else None,
             "n_unscored": sum(1 for s in items if s.score is None),
             "mean": sum(scored) / len(scored) if scored else None,
         }
@@ -279,7 +303,8 @@ def write_ablation(
         "schema": "omnivchat-ablation-v1",
         "model": grid.model,
         "simulated": simulated,
-        "bench": {"name": bench.info.name, "version": bench.info.version, "n_instances": len(bench.instances)},
+        "benchmark": grid.data.get("benchmark", "omnivchat"),
+        "bench": {k: grid.data.get(k) for k in ("name", "version", "n_instances")},
         "panel": panel,
         "aggregate": aggregate,
         "neither_mode": neither,
@@ -289,7 +314,4 @@ def write_ablation(
         "categories": {k: (v.model_dump(mode="json") if v else None) for k, v in grid.categories.items()},
         "self_check": self_check_record,
     }
-    path = out_dir / ABLATION_FILE
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
+    return write_text_atomic(out_dir / ABLATION_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -15,7 +15,14 @@ from omnivchat.judges._run import (
     panel_hits_majority,
     run_bench,
 )
-from omnivchat.judges._scores import BENCHMARK_SCORES_SCHEMA, SCORES_FILE, write_benchmark_scores, write_scores
+from omnivchat.judges._scores import (
+    BENCHMARK_SCORES_SCHEMA,
+    SCORES_FILE,
+    item_records,
+    write_benchmark_scores,
+    write_scores,
+    write_scores_file,
+)
 from omnivchat.judges._verdict import parse_verdict
 
 __all__ = [
@@ -39,6 +46,7 @@ __all__ = [
     "collect_judgments",
     "collect_scores",
     "hits_schema",
+    "item_records",
     "judge_route",
     "judge_run",
     "judge_run_async",
@@ -54,4 +62,5 @@ __all__ = [
     "style_request",
     "write_benchmark_scores",
     "write_scores",
+    "write_scores_file",
 ]

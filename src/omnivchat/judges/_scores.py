@@ -15,6 +15,57 @@ from omnivchat.scoring import Table1Row, is_empty_reply
 SCORES_FILE = "scores.json"
 
 
+def item_records(items: list[ItemScore]) -> list[dict[str, Any]]:
+    """Each item of a native run as scores.json records it: its score with the reason, and why it has none."""
+    return [
+        {
+            "id": i.item_id,
+            "subcategory": i.subcategory,
+            "source": i.source,
+            "score": i.score,
+            "style": i.style,
+            "reason": i.reason,
+            "per_judge": i.per_judge,
+            "empty": i.reply is not None and is_empty_reply(i.reply),
+            "request_failed": i.reply is None and i.ran,
+            "not_run": not i.ran,
+        }
+        for i in items
+    ]
+
+
+def write_scores_file(
+    run_dir: Path,
+    *,
+    bench: dict[str, Any],
+    panel: list[str],
+    aggregate: str,
+    style_judge: str | None,
+    table1: dict[str, Any],
+    complete: bool,
+    incomplete: str | None,
+    items: list[dict[str, Any]],
+) -> Path:
+    """RUN_DIR/scores.json of a native run (schema omnivchat-scores-v1): the Table 1 row and every item's score
+    with its reason, with the model and condition from the run's manifest (what reports read)."""
+    manifest = load_manifest(run_dir)
+    data = {
+        "schema": "omnivchat-scores-v1",
+        "model": manifest["route"]["model"],
+        "simulated": manifest.get("simulated", False),
+        "condition": manifest["condition"],
+        "bench": bench,
+        "panel": panel,
+        "aggregate": aggregate,
+        "style_judge": style_judge,
+        "complete": complete,
+        "incomplete": incomplete,
+        "table1": table1,
+        "items": items,
+    }
+    return write_text_atomic(Path(run_dir) / SCORES_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
 def write_scores(
     run_dir: Path,
     bench: Bench,
@@ -24,37 +75,18 @@ def write_scores(
     aggregate: str,
     style_judge: str | None,
 ) -> Path:
-    """RUN_DIR/scores.json: the Table 1 row and every item's score with its reason (what reports read)."""
-    manifest = load_manifest(run_dir)
-    data = {
-        "schema": "omnivchat-scores-v1",
-        "model": manifest["route"]["model"],
-        "simulated": manifest.get("simulated", False),
-        "condition": manifest["condition"],
-        "bench": {"name": bench.info.name, "version": bench.info.version},
-        "panel": panel,
-        "aggregate": aggregate,
-        "style_judge": style_judge,
-        "complete": row.complete,
-        "incomplete": row.incompleteness(),
-        "table1": row.model_dump(),
-        "items": [
-            {
-                "id": i.item_id,
-                "subcategory": i.subcategory,
-                "source": i.source,
-                "score": i.score,
-                "style": i.style,
-                "reason": i.reason,
-                "per_judge": i.per_judge,
-                "empty": i.reply is not None and is_empty_reply(i.reply),
-                "request_failed": i.reply is None and i.ran,
-                "not_run": not i.ran,
-            }
-            for i in items
-        ],
-    }
-    return write_text_atomic(Path(run_dir) / "scores.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    """RUN_DIR/scores.json from a panel's item scores and their Table 1 row (see :func:`write_scores_file`)."""
+    return write_scores_file(
+        run_dir,
+        bench={"name": bench.info.name, "version": bench.info.version},
+        panel=panel,
+        aggregate=aggregate,
+        style_judge=style_judge,
+        table1=row.model_dump(),
+        complete=row.complete,
+        incomplete=row.incompleteness(),
+        items=item_records(items),
+    )
 
 
 BENCHMARK_SCORES_SCHEMA = "omnivchat-benchmark-scores-v1"

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from omnivchat._files import write_text_atomic
-from omnivchat.report._inputs import Ablation, InputFile, Inputs, ScoredRun, load_inputs
+from omnivchat.report._inputs import Ablation, BenchmarkRun, InputFile, Inputs, ScoredRun, load_inputs
 
 TEMPLATE = "template.html.j2"
 SIMULATED_LABEL = "simulated (harness check)"
@@ -435,6 +435,31 @@ def _agreement(run: ScoredRun) -> dict[str, Any]:
 # Page
 
 
+def _other(run: BenchmarkRun) -> dict[str, Any]:
+    """Another benchmark's run: each metric group as a row of its numbers, each with its file and key."""
+    f = run.scores_file
+    rows = []
+    for group, values in run.scores["metrics"].items():
+        if isinstance(values, dict):
+            cells = [
+                {"name": k, "cell": num(v, f, f"metrics.{group}.{k}") if not isinstance(v, str) else Cell(v, k, "")}
+                for k, v in values.items()
+                if v is None or isinstance(v, int | float | str)
+            ]
+        else:
+            cells = [{"name": group, "cell": num(values, f, f"metrics.{group}")}]
+        rows.append({"group": group, "cells": cells})
+    return {
+        "label": run.label,
+        "benchmark": run.scores.get("benchmark", "?"),
+        "simulated": bool(run.scores.get("simulated")),
+        "incomplete": run.scores.get("incomplete"),
+        "rows": rows,
+        "ref": f.ref,
+        "dir": str(run.dir),
+    }
+
+
 def render_html(inputs: Inputs, output: Path, *, status: Callable[[str], None] | None = None) -> str:
     """The report page for already-loaded inputs, as one self-contained HTML string."""
     import jinja2
@@ -452,6 +477,7 @@ def render_html(inputs: Inputs, output: Path, *, status: Callable[[str], None] |
     for a in inputs.ablations:
         say(f"drawing the ablation grid of {a.model}")
         ablations.append(_ablation(a, output, base, _plots.ablation_plot))
+    others = [_other(run) for run in inputs.others]
     agreements = [_agreement(run) for run in runs if run.agreement is not None]
     for a in inputs.ablations:  # an agreement study may sit in a condition run that is not a Table 1 row
         agreements += [
@@ -492,6 +518,7 @@ def render_html(inputs: Inputs, output: Path, *, status: Callable[[str], None] |
         sub_table=sub_table,
         sub_plot=sub_plot,
         ablations=ablations,
+        others=others,
         agreements=agreements,
         files=files,
     )

@@ -19,6 +19,7 @@ ABLATION_FILE = "ablation.json"
 AGREEMENT_FILE = "agreement.json"
 MANIFEST_FILE = "manifest.json"
 SCORES_SCHEMA = "omnivchat-scores-v1"
+BENCHMARK_SCORES_SCHEMA = "omnivchat-benchmark-scores-v1"  # a run of another registered benchmark
 ABLATION_SCHEMA = "omnivchat-ablation-v1"
 
 
@@ -133,13 +134,29 @@ class Ablation:
 
 
 @dataclass
+class BenchmarkRun:
+    """A scored run of another benchmark than the native one: its own metrics, from its scores.json."""
+
+    dir: Path
+    scores: dict[str, Any]
+    scores_file: InputFile
+
+    @property
+    def label(self) -> str:
+        condition = self.scores.get("condition") or "both"
+        model = str(self.scores.get("model") or "?")
+        return model if condition == "both" else f"{model} [{condition}]"
+
+
+@dataclass
 class Inputs:
-    """Everything a report shows: the Table 1 runs, the ablations and the files they came from."""
+    """Everything a report shows: the Table 1 runs, the ablations, other benchmarks' runs and the files."""
 
     runs: list[ScoredRun]
     ablations: list[Ablation]
     sources: Sources
     warnings: list[str]
+    others: list[BenchmarkRun] = field(default_factory=list)
 
 
 def _get(data: dict[str, Any] | None, *keys: str) -> Any:
@@ -219,13 +236,34 @@ def load_ablation(path: Path, sources: Sources, warnings: list[str]) -> Ablation
     for condition in CONDITIONS:
         rel = conditions[condition].get("run_dir")
         run_dir = path / rel if rel else None
-        if run_dir is not None and (run_dir / SCORES_FILE).is_file():
+        if run_dir is not None and _is_benchmark_run(run_dir):
+            runs[condition] = None  # another benchmark's run: its counts are in its own scores.json
+            missing[condition] = f"a {data.get('benchmark')} run: its counts are in {run_dir / SCORES_FILE}"
+        elif run_dir is not None and (run_dir / SCORES_FILE).is_file():
             runs[condition] = load_run(run_dir, sources)
         else:
             runs[condition] = None
             missing[condition] = f"no {SCORES_FILE} in {run_dir}" if run_dir else "no run_dir recorded"
             warnings.append(f"{where}: condition {condition}: {missing[condition]}; its failure counts are not shown")
     return Ablation(path, data, file, diagnosis, categories, runs, missing)
+
+
+def _is_benchmark_run(path: Path) -> bool:
+    """Whether scores.json in ``path`` is another benchmark's (read for its schema only)."""
+    from omnivchat._files import loads_json, read_text
+
+    try:
+        data = loads_json(read_text(path / SCORES_FILE, "scores"))
+    except ValueError:
+        return False  # load_run names the problem
+    return isinstance(data, dict) and data.get("schema") == BENCHMARK_SCORES_SCHEMA
+
+
+def load_benchmark_run(path: Path, sources: Sources) -> BenchmarkRun:
+    scores, file = sources.read_json(path / SCORES_FILE, "scores")
+    if not isinstance(scores.get("metrics"), dict):
+        raise ReportError(f"{path / SCORES_FILE}: no 'metrics'; re-run `omnivchat score {path}`")
+    return BenchmarkRun(path, scores, file)
 
 
 def name_rows(runs: list[ScoredRun]) -> None:
@@ -264,6 +302,7 @@ def load_inputs(paths: list[Path]) -> Inputs:
     warnings: list[str] = []
     runs: list[ScoredRun] = []
     ablations: list[Ablation] = []
+    others: list[BenchmarkRun] = []
     seen_runs: set[Path] = set()
 
     def add_run(run: ScoredRun) -> None:
@@ -283,7 +322,14 @@ def load_inputs(paths: list[Path]) -> Inputs:
             both = ablation.runs.get("both")
             if both is not None:
                 add_run(both)
-        if has_scores:
+            elif _is_benchmark_run(path / "both") and (path / "both").resolve() not in seen_runs:
+                seen_runs.add((path / "both").resolve())
+                others.append(load_benchmark_run(path / "both", sources))
+        if has_scores and _is_benchmark_run(path):
+            if path.resolve() not in seen_runs:
+                seen_runs.add(path.resolve())
+                others.append(load_benchmark_run(path, sources))
+        elif has_scores:
             add_run(load_run(path, sources))
 
     name_rows(runs)
@@ -295,4 +341,4 @@ def load_inputs(paths: list[Path]) -> Inputs:
     for run in runs:
         if run.manifest is None:
             warnings.append(f"{run.dir}: no {MANIFEST_FILE}; the run's settings cannot be traced beyond scores.json")
-    return Inputs(runs, ablations, sources, warnings)
+    return Inputs(runs, ablations, sources, warnings, others)
