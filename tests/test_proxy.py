@@ -1,5 +1,5 @@
-"""Judge requests honour HTTP_PROXY / NO_PROXY (seed 003); requests to the model under test go direct unless
---trust-env. Checked through a real forwarding proxy on loopback."""
+"""Judge requests honour HTTP_PROXY / NO_PROXY (as the SocialOmni runner does); requests to the model under test
+go direct unless --trust-env. Checked through a real forwarding proxy on loopback."""
 
 from __future__ import annotations
 

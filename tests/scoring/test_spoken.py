@@ -1,5 +1,6 @@
-"""Spoken-answer matching (seed 002 section 3): normalisation, negation before containment, token-level matching,
-numbers in English and Chinese, the CJK-ratio language rule, and accuracy with the ASR error band beside it."""
+"""Spoken-answer matching (the omni evaluation harness note, section 3): normalisation, negation before
+containment, token-level matching, numbers in English and Chinese, the CJK-ratio language rule, and accuracy with
+the ASR error band beside it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Spoken matching of dates, money, years and negation without punctuation (seed 002 section 3, the misses).
+"""Spoken matching of dates, money, years and negation without punctuation (the omni evaluation harness note,
+section 3: the misses).
 
 Ordinal days against cardinal days ("May 23rd" = "May 23"), currency symbols against currency words ("$5" =
 "5 dollars"), years read as two pairs ("nineteen eighty-four" = 1984), and ASR text with no commas ("no paris"),

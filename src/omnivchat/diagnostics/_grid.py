@@ -30,9 +30,9 @@ from omnivchat.runs import RunError, RunSummary, run_lock
 NeitherMode = Literal["blank", "none"]
 VideoOnlyMode = Literal["mute", "strip"]
 ABLATION_FILE = "ablation.json"
-# The seed's broken model ignores the video (video skill 0, hence no fusion); its audio twin is checked too. A model
-# with both single-stream skills but no fusion is not used: on a bench with video-only and audio-only items it
-# gains from the second stream, so the grid is right not to call it "no fusion".
+# The harness note's broken model ignores the video (video skill 0, hence no fusion); its audio twin is checked
+# too. A model with both single-stream skills but no fusion is not used: on a bench with video-only and audio-only
+# items it gains from the second stream, so the grid is right not to call it "no fusion".
 MUST_BE_CAUGHT = {"sim:video-blind": "video_ignored", "sim:audio-blind": "audio_ignored"}
 MUST_PASS = "sim:healthy"
 SELF_CHECK_MODELS = (*MUST_BE_CAUGHT, MUST_PASS)
@@ -223,7 +223,8 @@ def self_check(
     **grid_options: Any,
 ) -> dict[str, Any]:
     """Run sim:video-blind and sim:audio-blind (each must be flagged) and sim:healthy (must not be) through the
-    same grid and judges (seed 002: a broken model is caught and a healthy one is not falsely flagged).
+    same grid and judges (the harness note, section 2: a broken model is caught and a healthy one is not falsely
+    flagged).
 
     Raises SelfCheckFailed when any check fails: a grid that cannot catch a known-broken model proves nothing
     about a real one.

@@ -1,4 +1,5 @@
-"""The modality ablation grid: does a model use both streams? (../shared/seeds/002, "The Ablation Grid")
+"""The modality ablation grid: does a model use both streams? (The omni evaluation harness note "Omni
+Evaluation: Does It Use Both Streams?", section 1, "The Ablation Grid".)
 
 Four conditions score the same items: both (as is), video_only (audio muted), audio_only (video blanked),
 neither (no usable media). From their means:

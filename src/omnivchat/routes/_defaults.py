@@ -1,6 +1,7 @@
 """Per-model request defaults (route, thinking, media input, modalities, audio delivery, limits).
 
-Facts from ../shared/reference/model-routes.md and the SocialOmni hosted runner. Resolution order: the first
+Facts from the providers' documentation (DashScope Qwen-Omni, Gemini's OpenAI-compatible endpoint, vLLM's
+OpenAI server) and the SocialOmni hosted runner. Resolution order: the first
 matching pattern of the built-in table, then a user file (same patterns), then explicit overrides (CLI flags).
 """
 

@@ -1,6 +1,7 @@
 """Spoken-answer matching: normalisation, negation-aware token matching, numbers, reply language, ASR error band.
 
-Source: ../shared/seeds/002 section 3, "Scoring Speech Is Its Own Problem". Languages: English and Chinese.
+Source: the omni evaluation harness note "Omni Evaluation: Does It Use Both Streams?", section 3, "Scoring
+Speech Is Its Own Problem". Languages: English and Chinese.
 
 A spoken answer is scored from a transcript, and exact match breaks both ways: under-normalise and "Twenty-three."
 scores wrong against "23"; over-normalise and "not Paris" scores right against "Paris" because "paris" is a
@@ -787,7 +788,7 @@ def detect_language(text: str) -> Literal["zh", "en"] | None:
 class SpokenScore(BaseModel):
     """Accuracy of spoken answers, with the ASR error band beside it (never subtracted from it).
 
-    Seed 002 section 3: at 5% WER roughly 5% of the "model errors" may be transcription errors, concentrated on
+    The harness note, section 3: at 5% WER roughly 5% of the "model errors" may be transcription errors, concentrated on
     names and numbers. Subtracting that would invent a precision nobody has; reporting the band tells the reader
     that a gap smaller than it may be transcription noise.
     """

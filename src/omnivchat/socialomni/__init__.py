@@ -1,5 +1,6 @@
 """SocialOmni (Who / When / How) on omnivchat's runner: loaders, cut-offs, prompt cards, strict parsing,
-metrics, the three-judge panel, rescoring and exports. Protocol facts: ../shared/reference/socialomni.md.
+metrics, the three-judge panel, rescoring and exports. Protocol: SocialOmni's hosted-model evaluation runner
+(its README and manifest format) and the SocialOmni paper's Who / When / How tasks.
 
 - name: SocialOmni (Level 1 "Who", Level 2 "When" and "How")
 - data: level_1/dataset.json (2,000 Who items), level_2/annotations_200.json (200 When items, 128 How)

@@ -168,8 +168,9 @@ def run_manifest(
     max_tokens: int,
     limit: int | None,
 ) -> dict[str, Any]:
-    """The manifest of a SocialOmni run (seed 003, section 4): model and route settings, source and media
-    hashes, prompt cards, sampling, prefix encoding and the Who cut-off rule, tasks and limit, harness hash."""
+    """The manifest of a SocialOmni run (the hosted runner's manifest, section 4 of its README): model and route
+    settings, source and media hashes, prompt cards, sampling, prefix encoding and the Who cut-off rule, tasks and
+    limit, harness hash."""
     level1, level2 = annotation_files(annotations)
     return {
         "protocol": PROTOCOL,
