@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -10,6 +11,9 @@ from rich.markup import escape
 from typer.core import TyperGroup
 
 from omnivchat.errors import Interrupted, OmnivchatError
+
+if TYPE_CHECKING:
+    from typer._click.core import Context  # typer ships its own click: its Context is the one invoke takes
 
 # Wide enough for the 12 Table 1 columns when output is piped (rich assumes 80 columns there).
 console = Console(width=None if sys.stdout.isatty() else 140, emoji=False)
@@ -32,7 +36,7 @@ class Commands(TyperGroup):
     """The root command group: a user-facing error (OmnivchatError) ends any command as one line with status 2,
     Ctrl-C as a line saying how to resume with status 130; any other exception is a bug and keeps its traceback."""
 
-    def invoke(self, ctx: typer.Context) -> object:
+    def invoke(self, ctx: Context) -> Any:
         try:
             return super().invoke(ctx)
         except Interrupted as err:

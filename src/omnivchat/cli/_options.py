@@ -76,7 +76,7 @@ class RouteOptions:
         typer.Option("--trust-env", help="Send through HTTP_PROXY / HTTPS_PROXY (NO_PROXY honoured); default: direct."),
     ] = False
 
-    def overrides(self) -> dict[str, object]:
+    def overrides(self) -> dict[str, Any]:
         """The flags as RouteSettings overrides (None: not given)."""
         from omnivchat.routes import PROVIDER_DEFAULT
 

@@ -603,7 +603,7 @@ def agreement_report(
                     n_items=len(both),
                     pooled_main=pooled_main,
                     pooled_repeat=pooled_repeat,
-                    pooled_change=None if pooled_main is None else pooled_repeat - pooled_main,
+                    pooled_change=None if pooled_main is None or pooled_repeat is None else pooled_repeat - pooled_main,
                     score_differs=(
                         sum(x.earned != y.earned for x, y in zip(first, second, strict=True)) / len(both)
                         if both

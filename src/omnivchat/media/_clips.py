@@ -127,7 +127,7 @@ class ClipChecker:
                 digest = hashes[path]
                 if digest is not None:
                     first.setdefault(digest, path)
-            leaders = [p for p in paths if hashes[p] is None or first[hashes[p]] == p]
+            leaders = [p for p in paths if (digest := hashes[p]) is None or first[digest] == p]
             futures = {pool.submit(cached_probe, p, cache_dir=self.cache_dir): p for p in leaders}
             for future in as_completed(futures):
                 result = future.result()

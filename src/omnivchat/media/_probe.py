@@ -8,7 +8,7 @@ import os
 import re
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -187,7 +187,7 @@ def probe(path: str | os.PathLike[str], *, energy: bool = True, verify: bool | N
             has_video=video is not None,
             has_audio=audio is not None,
             streams=tuple(streams),
-            **info,  # type: ignore[arg-type]
+            **info,
         )
         if energy if verify is None else verify:
             _check_packets(container, p)  # same open file: the headers are already parsed
@@ -266,7 +266,7 @@ def verify_complete(path: Path) -> None:
         _check_packets(container, path)
 
 
-def _check_packets(container, path: Path) -> None:  # type: ignore[no-untyped-def]
+def _check_packets(container: Any, path: Path) -> None:
     av = _av()
     expected = {s.index: int(s.frames) for s in container.streams if s.frames}
     seen = dict.fromkeys(expected, 0)
@@ -347,7 +347,11 @@ def cached_probe(
     except MediaError as exc:
         info, error = None, _reason(exc, p)
     record = {"error": error} if info is None else {"info": info.model_dump(mode="json", exclude={"path"})}
-    atomic_build(target, lambda tmp: tmp.write_text(json.dumps(record), encoding="utf-8"), subject=p)
+
+    def write(tmp: Path) -> None:
+        tmp.write_text(json.dumps(record), encoding="utf-8")
+
+    atomic_build(target, write, subject=p)
     return ProbeResult(path=str(p), sha256=digest, info=info, error=error)
 
 

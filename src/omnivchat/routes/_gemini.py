@@ -150,7 +150,9 @@ class GeminiRoute:
                 for part in content["parts"]:
                     if "video" in part:
                         path, _ = prepared.media.files[part["video"]]
-                        parts.append(await self._video_part(client, Path(path), part["fps"]))
+                        if isinstance(path, bytes):  # only audio parts are held in memory; a clip is a file
+                            raise RouteError("media", f"item {prepared.request.item_id}: the clip is not a file")
+                        parts.append(await self._video_part(client, path, part["fps"]))
                     else:
                         parts.append(types.Part(text=part["text"]))
                 contents.append(types.Content(role=content["role"], parts=parts))

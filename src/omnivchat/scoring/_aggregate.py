@@ -152,7 +152,7 @@ def table1_row(records: Sequence[ScoredReply], *, style_graded: bool | None = No
     kinds = turn_kind_means(scored)
     with_reply = [r for r in synthetic if r.reply is not None]
     scored_replies = [r for r in with_reply if r.score is not None]
-    styles = [0.0 if is_empty_reply(r.reply) else r.style for r in with_reply] if style_graded else []
+    styles = [0.0 if is_empty_reply(r.reply or "") else r.style for r in with_reply] if style_graded else []
     return Table1Row(
         **{code: categories.get(code) for code in CATEGORIES},
         Single=kinds.get("single"),

@@ -409,12 +409,12 @@ def _zh_values(items: list[tuple[str, Decimal]]) -> list[Decimal]:
         digits = "".join(str(int(v)) for _, v in frac)
         return [*whole[:-1], (whole[-1] + Decimal("0." + digits)) * scale]
     if not any(kind in "ub" for kind, _ in items):
-        digits = [v for _, v in items]
-        if len(digits) == 1:
-            return digits
-        if len(digits) == 2 and 0 not in digits:
-            return digits  # 三四 "three or four": two numbers, not 34
-        return [Decimal("".join(str(int(d)) for d in digits))]  # 二零二五 = 2025
+        values = [v for _, v in items]
+        if len(values) == 1:
+            return values
+        if len(values) == 2 and 0 not in values:
+            return values  # 三四 "three or four": two numbers, not 34
+        return [Decimal("".join(str(int(d)) for d in values))]  # 二零二五 = 2025
     # A digit right after a non-zero digit starts a new number: 三四十 reads as 3 and 40.
     segments: list[list[tuple[str, Decimal]]] = [[]]
     for k, item in enumerate(items):

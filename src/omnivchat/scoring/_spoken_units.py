@@ -55,10 +55,10 @@ _VERB_MONTHS = frozenset({"may", "march"})
 
 def _day(toks: Sequence[Tok], k: int) -> int | None:
     """The day of the month (1..31) that ``toks[k]`` can be: a whole cardinal or ordinal number; else None."""
-    if not 0 <= k < len(toks) or toks[k].kind not in "no" or toks[k].value is None:
+    if not 0 <= k < len(toks) or toks[k].kind not in "no":
         return None
     value = toks[k].value
-    if value != value.to_integral_value() or not 1 <= value <= 31:
+    if value is None or value != value.to_integral_value() or not 1 <= value <= 31:
         return None
     return int(value)
 
@@ -212,7 +212,7 @@ def _fraction(toks: Sequence[Tok], k: int, unit: str, *, tenth_alone: bool) -> t
         cents = _whole(toks[j], 100) if j < n else None
         s = _skip(toks, j + 1)
         sub = toks[s] if cents is not None and s < n else None
-        if sub is not None and (
+        if (sub is not None and cents is not None) and (
             (sub.kind == "w" and sub.text in _SUBUNITS[unit]) or (sub.kind == "m" and SYMBOLS[sub.text] == "cents")
         ):
             return s + 1, Decimal(cents) / 100  # "$5 50¢" too, or a second pass would add in what the first did not

@@ -285,8 +285,9 @@ class _Core:
             await runner.cleanup()
             raise
         server = site._server  # the bound asyncio.Server: the only way to learn port 0's choice
-        assert server is not None and server.sockets
-        return runner, server.sockets[0].getsockname()[1]
+        sockets = getattr(server, "sockets", None)
+        assert sockets
+        return runner, sockets[0].getsockname()[1]
 
     async def stop(self, runner: web.AppRunner) -> None:
         """Release every waiting handler, then close all connections."""

@@ -237,7 +237,8 @@ def _render_all(
             bar.start()
         # Two equal specs would share one render-cache entry: render repeats afterwards, from the cache.
         seen: set[str] = set()
-        first, repeats = [], []
+        first: list[tuple[str, dict]] = []
+        repeats: list[tuple[str, dict]] = []
         for video, scene in jobs:
             key = json.dumps(scene, sort_keys=True)
             (repeats if key in seen else first).append((video, scene))

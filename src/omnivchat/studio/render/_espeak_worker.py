@@ -71,7 +71,7 @@ def main(lib_path: str, data_path: str) -> int:
     chunks: list[bytes] = []
     events: list[list[object]] = []
 
-    def on_audio(wav, n, ev) -> int:  # type: ignore[no-untyped-def]
+    def on_audio(wav, n, ev) -> int:
         if n > 0:
             chunks.append(ctypes.string_at(wav, n * 2))
         i = 0
@@ -101,7 +101,7 @@ def main(lib_path: str, data_path: str) -> int:
     return 0
 
 
-def _serve(lib, line: bytes, sr: int, chunks: list[bytes], events: list[list[object]], out) -> None:  # type: ignore[no-untyped-def]
+def _serve(lib, line: bytes, sr: int, chunks: list[bytes], events: list[list[object]], out) -> None:
     """Synthesise one request and write the answer (header line, then samples) to ``out``."""
     try:
         req = json.loads(line)

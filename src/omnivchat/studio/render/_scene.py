@@ -270,7 +270,7 @@ class SceneSpec(_Model):
     """A clip to render: picture (background, light, objects, a figure, placards, camera) and sound (speech
     lines, noise), over ``duration`` seconds. The same spec (seed included) always gives the same clip."""
 
-    version: Literal[1] = Field(default=SPEC_VERSION, description="Schema version.")
+    version: Literal[1] = Field(default=1, description="Schema version (SPEC_VERSION).")
     duration: float | None = Field(
         default=None, gt=0, le=600, description="Seconds (None: the end of the last speech line + 0.7 s)."
     )

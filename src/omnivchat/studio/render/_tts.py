@@ -17,6 +17,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -148,7 +149,7 @@ def _voiced_mask(x: np.ndarray, sr: int, hop_s: float = 0.005) -> tuple[np.ndarr
     return rms > threshold, hop
 
 
-def align_words(text: str, events: list[list[object]], x: np.ndarray, sr: int) -> list[Word]:
+def align_words(text: str, events: list[list[Any]], x: np.ndarray, sr: int) -> list[Word]:
     """Word timings from espeak-ng's word events, completed and tightened with the signal's energy.
 
     espeak reports a word event for most words (not all: it merges some function words and some Chinese
@@ -182,8 +183,8 @@ def align_words(text: str, events: list[list[object]], x: np.ndarray, sr: int) -
             starts[i] = float(np.interp(s, anchor_chars, anchor_samples))  # type: ignore[arg-type]
     # Keep starts monotonic (espeak's events always are; interpolation between them is too).
     fixed: list[int] = []
-    for s in starts:
-        fixed.append(max(int(s or 0), fixed[-1] if fixed else 0))
+    for start in starts:
+        fixed.append(max(int(start or 0), fixed[-1] if fixed else 0))
     voiced, hop = _voiced_mask(x, sr)
     words: list[Word] = []
     for i, (w, _s, _e) in enumerate(tokens):

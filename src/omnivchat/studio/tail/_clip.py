@@ -100,7 +100,7 @@ class _Decoded:
     duration: float
 
 
-def _probe_checked(path: Path):  # type: ignore[no-untyped-def]
+def _probe_checked(path: Path):
     from omnivchat.media._probe import probe, require_audio
 
     info = probe(path, energy=False, verify=True)  # corrupt / truncated: MediaError naming the file

@@ -546,7 +546,8 @@ def repair_tail(
     if sr <= 2 * HIGHPASS_HZ:
         return a.copy(), nothing(n_end, scores_before=before, scores_after=before, reason="rate too low")
 
-    y, n0, passes, peak_db, used_fallback, after = a, None, 0, None, False, before
+    after: TailScores | None = before
+    y, n0, passes, peak_db, used_fallback = a, None, 0, None, False
     for _ in range(MAX_PASSES):
         cut = locate_cutoff(y, sr, n_end)
         if peak_db is None:
