@@ -8,7 +8,16 @@ import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from omnivchat.errors import OmnivchatError
 
@@ -150,3 +159,85 @@ def loads_json(text: str) -> Any:
         return json.loads(text)
     except RecursionError:
         raise ValueError("nested too deeply to read") from None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Typed files: one pydantic model per file the tool writes and reads back, used by its writer and its readers.
+
+
+class FileModel(BaseModel):
+    """A JSON file (or a part of one) that omnivchat writes and reads back.
+
+    Fields it does not declare are kept (a file written by a newer omnivchat, or a benchmark's own fields) and
+    written again as they were; a field an older file lacks gets the default that says what that file meant. The
+    file's version is its ``schema`` (or ``protocol``) field. ``omit_when_none`` names optional fields that the
+    file carries only when they have a value (so a file keeps the exact shape it always had).
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    omit_when_none: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _drop_absent(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            for name in self.omit_when_none:
+                if name in data and data[name] is None:
+                    del data[name]
+        return data
+
+    def dump(self, *, as_read: bool = False) -> dict[str, Any]:
+        """The JSON-ready dict of the file. ``as_read``: only the fields the file held when it was read (or that
+        its writer set), without the defaults filled in for an older file."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=as_read)
+
+    def to_json(self, *, sort_keys: bool = False, ensure_ascii: bool = False) -> str:
+        """The file's text: indented JSON and a final newline."""
+        return json.dumps(self.dump(), indent=2, ensure_ascii=ensure_ascii, sort_keys=sort_keys) + "\n"
+
+    def value(self, key: str, default: Any = None) -> Any:
+        """A field by its name in the file, declared or kept from the file; ``default`` when it has none."""
+        for name, info in type(self).model_fields.items():
+            if key in (name, info.alias):
+                return getattr(self, name)
+        return (self.model_extra or {}).get(key, default)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validation_problem(err: ValidationError) -> str:
+    """The first problem of a validation error on one line: where in the file, and what (``and N more``)."""
+    problems = err.errors()
+    if not problems:
+        return "does not validate"
+    first = problems[0]
+    where = ".".join(str(part) for part in first.get("loc", ())) or "the top level"
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return " ".join(f"{where}: {first.get('msg', 'invalid')}{more}".split())
+
+
+def validate_file(model: type[M], data: Any, path: Path, what: str, *, error: type[Exception] = InputError) -> M:
+    """``data`` (the parsed JSON of ``path``) as ``model``; ``error`` naming the file, on one line, otherwise."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise error(f"{path}: not a valid {what} ({validation_problem(err)})") from None
+
+
+def read_model(path: Path, model: type[M], what: str, *, error: type[Exception] = InputError) -> M:
+    """The JSON file ``path`` as ``model``: one line naming the file when it cannot be read, is not JSON, or does
+    not hold a valid ``what``."""
+    try:
+        data = loads_json(read_text(path, what))
+    except InputError as err:
+        raise (err if error is InputError else error(str(err))) from None
+    except ValueError as err:
+        raise error(f"{path}: cannot read the {what} (not valid JSON: {err})") from None
+    return validate_file(model, data, path, what, error=error)
+
+
+def write_model(path: Path, model: FileModel, *, sort_keys: bool = False, ensure_ascii: bool = False) -> Path:
+    """Write ``model`` to ``path`` atomically, as indented JSON."""
+    return write_text_atomic(path, model.to_json(sort_keys=sort_keys, ensure_ascii=ensure_ascii))

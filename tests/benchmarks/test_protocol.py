@@ -31,7 +31,7 @@ from omnivchat.cli import app
 from omnivchat.errors import OmnivchatError
 from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
-from omnivchat.runs import RunStore, package_record
+from omnivchat.runs import ExportFile, RunStatus, RunStore, package_record
 from omnivchat.scoring.spoken import answer_matches
 
 runner = CliRunner()
@@ -112,10 +112,10 @@ class ToyQA:
     def judge(self, dataset: Any, run_dir: Path, options: Any) -> Any:
         raise OmnivchatError("toyqa has no judges")
 
-    def status(self, run_dir: Path) -> dict[str, Any]:
+    def status(self, run_dir: Path) -> RunStatus:
         return task_status(run_dir, self._keys(run_dir))
 
-    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> dict[str, Any]:
+    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> ExportFile:
         return task_export(run_dir, self._keys(run_dir), allow_incomplete=allow_incomplete)
 
 

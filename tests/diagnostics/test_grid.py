@@ -76,9 +76,9 @@ def test_ablate_cli_shows_a_refusal_without_a_gain(checked_bench, tmp_path):
 
 def test_self_check_passes_with_a_judge_that_can_score(checked_bench, tmp_path):
     record = self_check(checked_bench, tmp_path / "sc", panel=["rule"], progress=False)
-    models = record["models"]
-    assert record["passed"] and models["sim:video-blind"]["flagged"] and models["sim:audio-blind"]["flagged"]
-    assert not models["sim:healthy"]["flagged"]
+    models = record.models
+    assert record.passed and models["sim:video-blind"].flagged and models["sim:audio-blind"].flagged
+    assert not models["sim:healthy"].flagged
 
 
 @pytest.fixture(scope="module")
@@ -101,13 +101,13 @@ def test_self_check_passes_on_a_bench_with_video_only_audio_only_and_both_items(
     """A model with both single-stream skills but no fusion gains from the second stream on such a bench, so it
     is not the seed's broken model; the video-ignoring and audio-ignoring models are caught, the healthy one not."""
     record = self_check(mixed_bench, tmp_path / "sc", panel=["rule"], progress=False)
-    assert record["passed"]
-    video_blind = record["models"]["sim:video-blind"]["diagnosis"]
-    assert video_blind["fusion_gain"] == pytest.approx(0.0) and "video_ignored" in video_blind["flags"]
-    audio_blind = record["models"]["sim:audio-blind"]["diagnosis"]
-    assert "audio_ignored" in audio_blind["flags"]
-    healthy = record["models"]["sim:healthy"]["diagnosis"]
-    assert healthy["flags"] == [] and healthy["fusion_gain"] == pytest.approx(1 - 3 / 8)
+    assert record.passed
+    video_blind = record.models["sim:video-blind"].diagnosis
+    assert video_blind.fusion_gain == pytest.approx(0.0) and "video_ignored" in video_blind.flags
+    audio_blind = record.models["sim:audio-blind"].diagnosis
+    assert "audio_ignored" in audio_blind.flags
+    healthy = record.models["sim:healthy"].diagnosis
+    assert healthy.flags == set() and healthy.fusion_gain == pytest.approx(1 - 3 / 8)
     # the model the old self-check used gains from the second stream here: calling it "no fusion" was wrong
     no_fusion = grid_for(mixed_bench, "sim:no-fusion", tmp_path)
     assert no_fusion.diagnosis.fusion_gain == pytest.approx(2 / 8)
@@ -147,10 +147,10 @@ def test_ablate_cli_writes_ablation_json(checked_bench, tmp_path):
 def test_route_check_passes_a_healthy_route(tmp_path, monkeypatch):
     monkeypatch.setenv("OMNIVCHAT_HOME", str(tmp_path))
     result = run_route_check(get_route("sim:healthy"))
-    assert result["passed"], result["reasons"]
-    audible, silent = result["records"]
-    assert audible["recovered"]["password"] and audible["recovered"]["number"]
-    assert not silent["recovered"]["password"] and audible["media_sha256"] != silent["media_sha256"]
+    assert result.passed, result.reasons
+    audible, silent = result.records
+    assert audible.recovered.password and audible.recovered.number
+    assert not silent.recovered.password and audible.media_sha256 != silent.media_sha256
 
 
 def test_route_check_fails_a_route_that_invents_speech(tmp_path, monkeypatch):
@@ -172,7 +172,7 @@ def test_route_check_fails_a_route_that_echoes_the_answer_for_silence(tmp_path, 
     monkeypatch.setenv("OMNIVCHAT_HOME", str(tmp_path))
     with LoopbackServer(default=Behaviour(text="The password is copper meadow, the number fifty-three.")) as s:
         result = run_route_check(get_route("omni", base_url=s.base_url))
-    assert not result["passed"] and "silent answer recovered" in result["reasons"][0]
+    assert not result.passed and "silent answer recovered" in result.reasons[0]
 
 
 def test_judge_answer_cases():

@@ -138,7 +138,7 @@ def test_readers_work_while_eval_writes(small_bench, tmp_path):
     assert partial["status"] == "incomplete" and 1 <= partial["counts"]["done"] < 4
     assert partial["counts"]["done"] == sum(1 for r in partial["records"] if r["reply"])  # one consistent snapshot
     status = run_status(run_dir)
-    assert status["done"] == 4 and status["attempts"] == {"ok": 4} and status["writer"] is None
+    assert status.instances.done == 4 and status.attempts == {"ok": 4} and status.writer is None
 
 
 def test_readers_create_and_change_no_file(small_bench, checked_bench, tmp_path):
@@ -147,8 +147,8 @@ def test_readers_create_and_change_no_file(small_bench, checked_bench, tmp_path)
     before = {d: snapshot(d) for d in (clean, killed)}
     for run_dir, bench in ((clean, checked_bench), (killed, small_bench)):
         status = run_status(run_dir)
-        assert status["done"] >= 1 and status["writer"] is None
-        assert export_run(run_dir, allow_incomplete=True)["records"]
+        assert status.instances.done >= 1 and status.writer is None
+        assert export_run(run_dir, allow_incomplete=True).records
         assert len(collect_scores(run_dir, bench, ["rule"])) == len(bench.instances)
         collect_judgments(run_dir, bench, ["rule"])
         with RunStore(run_dir / "store.sqlite", read_only=True) as store:
@@ -211,5 +211,5 @@ def test_a_copy_keeps_working_after_its_writer_is_gone(small_bench, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(killed, copy)
     before = snapshot(copy)
-    assert run_status(copy)["done"] == run_status(killed)["done"] >= 1
+    assert run_status(copy).instances.done == run_status(killed).instances.done >= 1
     assert snapshot(copy) == before

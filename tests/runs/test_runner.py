@@ -41,7 +41,7 @@ def test_complete_run_then_resume_sends_nothing(small_bench, server, tmp_path):
     assert again.resumed and (again.done, again.reused, again.attempts) == (4, 4, 0)
     assert server.count == 4  # nothing sent twice
     status = run_status(out)
-    assert status["done"] == 4 and status["attempts"] == {"ok": 4}
+    assert status.instances.done == 4 and status.attempts == {"ok": 4}
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["route"]["settings"]["media_input"] == "video_url"
     assert set(manifest["bench"]["clips"]) == {
@@ -73,21 +73,21 @@ def test_non_retryable_failure_is_kept_apart_and_retried_on_resume(small_bench, 
     with pytest.raises(Exception, match="incomplete"):
         export_run(out)
     partial = export_run(out, allow_incomplete=True)
-    failed = [r for r in partial["records"] if r["status"] == "failed"]
-    assert len(failed) == 1 and failed[0]["reply"] is None and "no such model" in failed[0]["error"]
+    failed = [r for r in partial.records if r.status == "failed"]
+    assert len(failed) == 1 and failed[0].reply is None and "no such model" in failed[0].error
     second = run(small_bench, server, out)
     assert (second.done, second.failed, second.reused, second.attempts) == (4, 0, 3, 1)
     with RunStore(out / "store.sqlite") as store:
         assert len(store.attempts()) == 5  # the failed attempt is still there
-    assert export_run(out)["status"] == "complete"
+    assert export_run(out).status == "complete"
 
 
 def test_length_and_empty_answers(small_bench, server, tmp_path):
     server.script(Behaviour(finish_reason="length"), Behaviour(text=""))
     summary = run(small_bench, server, tmp_path / "run", concurrency=1)
     assert summary.failures == {"length": 1} and summary.done == 3
-    records = export_run(tmp_path / "run", allow_incomplete=True)["records"]
-    assert sorted(r["reply"] for r in records if r["status"] == "done")[0] == ""  # an empty answer is kept
+    records = export_run(tmp_path / "run", allow_incomplete=True).records
+    assert sorted(r.reply for r in records if r.status == "done")[0] == ""  # an empty answer is kept
 
 
 def test_corrupt_clip_fails_its_item_only(small_bench, server, tmp_path):

@@ -68,7 +68,7 @@ def test_runs_show_on_a_socialomni_run_prints_its_counts_per_task(socialomni_run
     assert [c.strip() for c in rows["how"].split("│")[2:6]] == ["3", "3", "0", "0"]
     assert "Attempts: ok 10" in shown.output
     status = run_status(socialomni_run)
-    assert status["tasks"]["when"] == {"declared": 4, "done": 4, "failed": 0, "not_run": 0}
+    assert status.tasks["when"].model_dump() == {"declared": 4, "done": 4, "failed": 0, "not_run": 0}
     assert "secret-key-123" not in shown.output and "127.0.0.1" not in shown.output
 
 
@@ -79,7 +79,7 @@ def test_runs_show_on_a_socialomni_judging_directory_prints_each_judge(socialomn
     for name in PANEL:
         line = next(x for x in shown.output.splitlines() if f" {name} " in x and "│" in x)
         assert [c.strip() for c in line.split("│")[2:4]] == ["3", "0"]
-    assert run_status(socialomni_run / "judging")["judges"][PANEL[0]] == {"done": 3, "failed": 0}
+    assert run_status(socialomni_run / "judging").judges[PANEL[0]].model_dump() == {"done": 3, "failed": 0}
 
 
 def test_export_works_on_a_socialomni_run_through_its_benchmark(socialomni_run, tmp_path):

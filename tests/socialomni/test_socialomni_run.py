@@ -337,12 +337,12 @@ def test_who_when_denominators_are_the_release_counts(complete_run, tmp_path):
     shutil.copytree(complete_run, run)
     drop_records(run, "who-2", "when-video_0002", "how-video_0003")
     summary = summarize(run)
-    who, when, how = summary["who"], summary["when"], summary["how_generation"]
-    assert who["n"] == 3 and who["n_missing"] == 1 and who["missing"] == ["2"] and not who["complete"]
-    assert who["accuracy"] is None and who["request_failures"] == 0 and who["parse_failures"] == 0
-    assert when["n"] == 4 and when["n_missing"] == 1 and when["accuracy"] is None and when["correct"] == 3
-    assert summary["when_lenient"]["n"] == 4 and summary["when_lenient"]["accuracy"] is None
-    assert how["n"] == 3 and how["n_missing"] == 1 and how["missing"] == ["video_0003"] and not how["complete"]
+    who, when, how = summary.who, summary.when, summary.how_generation
+    assert who.n == 3 and who.n_missing == 1 and who.missing == ["2"] and not who.complete
+    assert who.accuracy is None and who.request_failures == 0 and who.parse_failures == 0
+    assert when.n == 4 and when.n_missing == 1 and when.accuracy is None and when.correct == 3
+    assert summary.when_lenient.n == 4 and summary.when_lenient.accuracy is None
+    assert how.n == 3 and how.n_missing == 1 and how.missing == ["video_0003"] and not how.complete
     lines = "\n".join(task_lines(summary))  # what `socialomni evaluate` prints
     assert "who: [yellow]incomplete[/]: 1 of 3 items missing" in lines
     assert "when: [yellow]incomplete[/]: 1 of 4 items missing" in lines

@@ -8,9 +8,8 @@ export are shared.
 """
 
 # The benchmarks omnivchat ships register themselves when their modules load.
-# The benchmarks omnivchat ships register themselves when their modules load.
 from omnivchat.benchmarks import native, socialomni
-from omnivchat.benchmarks._generic import task_export, task_status
+from omnivchat.benchmarks._generic import BenchmarkExport, TaskRecord, task_export, task_status
 from omnivchat.benchmarks._protocol import (
     Benchmark,
     Item,
@@ -34,6 +33,7 @@ from omnivchat.benchmarks._run import evaluate
 
 __all__ = [
     "Benchmark",
+    "BenchmarkExport",
     "Item",
     "ItemResult",
     "JudgeOptions",
@@ -42,6 +42,7 @@ __all__ = [
     "ScoreOptions",
     "Scores",
     "Source",
+    "TaskRecord",
     "UnknownBenchmark",
     "benchmark_of",
     "evaluate",

@@ -4,22 +4,49 @@ failed, not run) and an export of every record, read without changing anything. 
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
+from omnivchat._files import FileModel
 from omnivchat.benchmarks._registry import read_run_manifest
-from omnivchat.runs import STORE_FILE, RunError, RunStore, lock_holder
+from omnivchat.runs import STORE_FILE, ExportFile, ItemCounts, RunError, RunStatus, RunStore, lock_holder
 
 EXPORT_SCHEMA = "omnivchat-benchmark-export-v1"
 
 
-def task_status(run_dir: Path, tasks: dict[str, list[str]]) -> dict[str, Any]:
+class TaskRecord(FileModel):
+    """One declared item of a run in its export: its task, id, reply and outcome."""
+
+    task: str
+    id: str
+    status: str
+    """``done``, ``failed`` or ``not run``."""
+    reply: str | None = None
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    error: str | None = None
+    """``kind: message`` of a failed item."""
+    attempts: int = 0
+
+
+class BenchmarkExport(ExportFile):
+    """The export of a run of any benchmark (schema omnivchat-benchmark-export-v1): every declared item's record
+    and the manifest without its endpoint, key variable or base URL; ``complete`` when every item has a reply."""
+
+    schema_: str = Field(EXPORT_SCHEMA, alias="schema")
+    benchmark: str | None = None
+    manifest: dict[str, Any] = Field(default_factory=dict)
+    records: list[TaskRecord] = Field(default_factory=list)
+
+
+def task_status(run_dir: Path, tasks: dict[str, list[str]]) -> RunStatus:
     """The status of a run whose manifest names its benchmark, model and items: ``tasks`` maps each task (store
     kind) to the keys of the items the run declared; counts come from the store, read-only."""
     run_dir = Path(run_dir)
     manifest = read_run_manifest(run_dir)
-    per_task: dict[str, dict[str, int]] = {}
+    per_task: dict[str, ItemCounts] = {}
     counts: dict[str, Any] = {}
     path = run_dir / STORE_FILE
     if path.is_file():
@@ -32,31 +59,33 @@ def task_status(run_dir: Path, tasks: dict[str, list[str]]) -> dict[str, Any]:
         ids = by_kind.get(task, {"ids": {}})["ids"]
         done = sum(1 for k in keys if ids.get(k) == "done")
         failed = sum(1 for k in keys if ids.get(k) == "failed")
-        per_task[task] = {"declared": len(keys), "done": done, "failed": failed, "not_run": len(keys) - done - failed}
-    route = manifest.get("route") or {}
-    holder = lock_holder(run_dir)
-    return {
-        "protocol": manifest.get("protocol"),
-        "benchmark": manifest.get("benchmark"),
-        "model": route.get("model") or manifest.get("model", "?"),
-        "route": route.get("kind") or (route.get("settings") or {}).get("route", "?"),
-        "simulated": bool(manifest.get("simulated")),
-        "condition": manifest.get("condition", "both"),
-        "tasks": per_task,
-        **{k: v for k, v in counts.items() if k not in ("items", "failure_kinds")},
-        "writer": None if holder is None else dataclasses.asdict(holder),
-    }
+        per_task[task] = ItemCounts(declared=len(keys), done=done, failed=failed, not_run=len(keys) - done - failed)
+    route = manifest.value("route")
+    route = route if isinstance(route, dict) else {}
+    return RunStatus(
+        protocol=manifest.protocol,
+        benchmark=manifest.benchmark,
+        kind="tasks",
+        model=route.get("model") or manifest.value("model", "?"),
+        route=route.get("kind") or (route.get("settings") or {}).get("route", "?"),
+        simulated=bool(manifest.value("simulated")),
+        condition=manifest.value("condition") or "both",
+        tasks=per_task,
+        **{k: counts[k] for k in ("attempts", "attempt_failures", "tokens") if k in counts},
+        writer=lock_holder(run_dir),
+    )
 
 
-def task_export(run_dir: Path, tasks: dict[str, list[str]], *, allow_incomplete: bool) -> dict[str, Any]:
+def task_export(run_dir: Path, tasks: dict[str, list[str]], *, allow_incomplete: bool) -> BenchmarkExport:
     """Every declared item's record (reply, finish reason, usage, error, attempts), the manifest without its
     endpoint, key variable or base URL, and ``complete`` only when every item has a reply."""
     run_dir = Path(run_dir)
     manifest = read_run_manifest(run_dir)
     status = task_status(run_dir, tasks)
-    missing = {t: c["declared"] - c["done"] for t, c in status["tasks"].items() if c["declared"] != c["done"]}
+    declared = status.tasks or {}
+    missing = {t: c.declared - c.done for t, c in declared.items() if c.declared != c.done}
     if missing and not allow_incomplete:
-        listed = ", ".join(f"{t}: {n} of {status['tasks'][t]['declared']}" for t, n in missing.items())
+        listed = ", ".join(f"{t}: {n} of {declared[t].declared}" for t, n in missing.items())
         raise RunError(
             f"{run_dir}: run is incomplete (items without a reply: {listed}); resume it, or pass --allow-incomplete"
         )
@@ -67,24 +96,23 @@ def task_export(run_dir: Path, tasks: dict[str, list[str]], *, allow_incomplete:
                 row = store.item(key, task)
                 result = store.result(row["key"]) if row and row["key"] else None
                 records.append(
-                    {
-                        "task": task,
-                        "id": key,
-                        "status": row["status"] if row else "not run",
-                        "reply": result.text if result else None,
-                        "finish_reason": result.finish_reason if result else None,
-                        "usage": result.usage if result else None,
-                        "error": f"{row['error_kind']}: {row['error']}" if row and row["status"] == "failed" else None,
-                        "attempts": len(store.attempts(row["key"])) if row and row["key"] else 0,
-                    }
+                    TaskRecord(
+                        task=task,
+                        id=key,
+                        status=row["status"] if row else "not run",
+                        reply=result.text if result else None,
+                        finish_reason=result.finish_reason if result else None,
+                        usage=result.usage if result else None,
+                        error=f"{row['error_kind']}: {row['error']}" if row and row["status"] == "failed" else None,
+                        attempts=len(store.attempts(row["key"])) if row and row["key"] else 0,
+                    )
                 )
-    return {
-        "schema": EXPORT_SCHEMA,
-        "benchmark": manifest.get("benchmark"),
-        "status": "incomplete" if missing else "complete",
-        "manifest": _shareable(manifest),
-        "records": records,
-    }
+    return BenchmarkExport(
+        benchmark=manifest.benchmark,
+        status="incomplete" if missing else "complete",
+        manifest=_shareable(manifest.dump(as_read=True)),
+        records=records,
+    )
 
 
 def _shareable(value: Any) -> Any:

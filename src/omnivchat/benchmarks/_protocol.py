@@ -16,8 +16,21 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from omnivchat.judges import JudgesConfig
+from omnivchat.judges import ItemResult, JudgesConfig, Scores
 from omnivchat.routes import ChatRequest, Route, Sampling
+from omnivchat.runs import ExportFile, Manifest, RunStatus
+
+__all__ = [
+    "Benchmark",
+    "Item",
+    "ItemResult",
+    "JudgeOptions",
+    "JudgeOutcome",
+    "RunOptions",
+    "ScoreOptions",
+    "Scores",
+    "Source",
+]
 
 
 @dataclass(frozen=True)
@@ -96,30 +109,6 @@ class JudgeOutcome(BaseModel):
     complete: bool = True
 
 
-class ItemResult(BaseModel):
-    """One item's outcome: its score (None: unscored, with the reason), never a failure read as 0."""
-
-    model_config = ConfigDict(frozen=True)
-
-    key: str
-    task: str
-    score: float | None
-    reason: str = ""
-    ran: bool = True
-    group: str | None = Field(default=None, description="What it is diagnosed with (an ability category).")
-    detail: dict[str, Any] = Field(default_factory=dict, description="The benchmark's own fields for its file.")
-
-
-class Scores(BaseModel):
-    """A scored run: every item of the benchmark, its headline metrics and table, and whether it is complete."""
-
-    benchmark: str
-    items: list[ItemResult] = Field(default_factory=list)
-    metrics: dict[str, Any] = Field(default_factory=dict, description="The benchmark's own metrics and table.")
-    complete: bool = True
-    incomplete: str | None = Field(default=None, description="Why the figures are not the benchmark's.")
-
-
 @runtime_checkable
 class Benchmark(Protocol):
     """A benchmark as the shared machinery sees it; one module implements it and registers it by name."""
@@ -144,8 +133,9 @@ class Benchmark(Protocol):
         """The model requests of a run, in order (``options.limit`` for a smoke run)."""
         ...
 
-    def manifest(self, dataset: Any, route: Route, options: RunOptions) -> dict[str, Any]:
-        """The identity of a run: what, if changed, makes it another run (with ``benchmark`` set to its name)."""
+    def manifest(self, dataset: Any, route: Route, options: RunOptions) -> Manifest | dict[str, Any]:
+        """The identity of a run: what, if changed, makes it another run (with ``benchmark`` set to its name);
+        a :class:`omnivchat.runs.Manifest` (or its dict), written as manifest.json."""
         ...
 
     def request(
@@ -188,10 +178,11 @@ class Benchmark(Protocol):
         """Ask the judges for every missing verdict of the run through the judge engine (stored ones reused)."""
         ...
 
-    def status(self, run_dir: Path) -> dict[str, Any]:
+    def status(self, run_dir: Path) -> RunStatus:
         """What a run directory of this benchmark holds, read without changing anything."""
         ...
 
-    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> dict[str, Any]:
-        """Per-item replies and scores, without keys or endpoints; an incomplete run refused unless allowed."""
+    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> ExportFile:
+        """Per-item replies and scores, without keys or endpoints; an incomplete run refused unless allowed (an
+        :class:`omnivchat.runs.ExportFile`: its schema, status and records)."""
         ...

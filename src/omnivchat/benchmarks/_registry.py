@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from omnivchat._files import loads_json, read_text
+from omnivchat._files import loads_json, read_text, validate_file
 from omnivchat.benchmarks._protocol import Benchmark
 from omnivchat.errors import OmnivchatError
+from omnivchat.runs import Manifest
 
 _REGISTRY: dict[str, Benchmark] = {}
 
@@ -43,8 +43,9 @@ def _protocols() -> str:
     return ", ".join(p for b in _REGISTRY.values() for p in b.protocols)
 
 
-def read_run_manifest(run_dir: Path) -> dict[str, Any]:
-    """A run directory's manifest.json as a dict (any benchmark's), or an error naming the file."""
+def read_run_manifest(run_dir: Path) -> Manifest:
+    """A run directory's manifest.json (any benchmark's: its protocol, its benchmark's name, and the benchmark's
+    own fields, read with :meth:`Manifest.value`), or an error naming the file."""
     path = Path(run_dir) / "manifest.json"
     if not path.is_file():
         raise UnknownBenchmark(
@@ -56,17 +57,17 @@ def read_run_manifest(run_dir: Path) -> dict[str, Any]:
         raise UnknownBenchmark(f"{path}: cannot read the manifest ({err})") from None
     if not isinstance(data, dict):
         raise UnknownBenchmark(f"{path}: not a run manifest (expected a JSON object)")
-    return data
+    return validate_file(Manifest, data, path, "run manifest", error=UnknownBenchmark)
 
 
 def benchmark_of(run_dir: Path) -> Benchmark:
     """The benchmark that made ``run_dir``: by the manifest's ``benchmark`` name, else by its protocol (runs made
     before names were recorded)."""
     manifest = read_run_manifest(run_dir)
-    name = manifest.get("benchmark")
-    if isinstance(name, str) and name in _REGISTRY:
+    name = manifest.benchmark
+    if name is not None and name in _REGISTRY:
         return _REGISTRY[name]
-    protocol = manifest.get("protocol", "omnivchat-run-v1")  # the first native manifests had no protocol field
+    protocol = manifest.protocol  # the first native manifests had no protocol field: the native one
     for benchmark in _REGISTRY.values():
         if protocol in benchmark.protocols:
             return benchmark

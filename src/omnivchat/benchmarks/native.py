@@ -26,7 +26,17 @@ from omnivchat.benchmarks._registry import register
 from omnivchat.judges import JudgePrompts, collect_scores, item_records, judge_run, run_bench, write_scores_file
 from omnivchat.prompts import load_prompt
 from omnivchat.routes import ChatRequest, Route
-from omnivchat.runs import CANDIDATE, PROTOCOL, build_manifest, build_request, export_run, run_status
+from omnivchat.runs import (
+    CANDIDATE,
+    PROTOCOL,
+    NativeExport,
+    RunManifest,
+    RunStatus,
+    build_manifest,
+    build_request,
+    export_run,
+    run_status,
+)
 from omnivchat.runs._manifest import NATIVE_BENCHMARK
 from omnivchat.scoring import table1_row
 
@@ -55,7 +65,7 @@ class OmniVChatBench:
     def default_sampling(self) -> dict[str, Any]:
         return {}
 
-    def manifest(self, dataset: Bench, route: Route, options: RunOptions) -> dict[str, Any]:
+    def manifest(self, dataset: Bench, route: Route, options: RunOptions) -> RunManifest:
         prompt, label = load_prompt(options.system_prompt)
         return build_manifest(
             bench=dataset,
@@ -106,7 +116,7 @@ class OmniVChatBench:
                 reason=i.reason,
                 ran=i.ran,
                 group=SUBCATEGORIES[dataset.get(i.item_id).subcategory].category,
-                detail=record,
+                detail=record.dump(),
             )
             for i, record in zip(items, item_records(items), strict=True)
         ]
@@ -164,10 +174,10 @@ class OmniVChatBench:
         complete = not any(s.failed for s in report.summaries.values())  # every verdict asked for parsed
         return JudgeOutcome(where=run_dir / "store.sqlite", summaries=report.summaries, notes=notes, complete=complete)
 
-    def status(self, run_dir: Path) -> dict[str, Any]:
+    def status(self, run_dir: Path) -> RunStatus:
         return run_status(run_dir)
 
-    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> dict[str, Any]:
+    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> NativeExport:
         return export_run(run_dir, allow_incomplete=allow_incomplete)
 
 

@@ -9,7 +9,6 @@ apart), How quality (QGold, QEns, Cov+, QEns_joint) from a panel of exactly thre
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,9 +26,10 @@ from omnivchat.benchmarks._protocol import (
 from omnivchat.benchmarks._registry import register
 from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
-from omnivchat.runs import RunError, run_status
+from omnivchat.runs import RunStatus, SocialOmniManifest, run_status
 from omnivchat.socialomni import PromptCards, load_cards, parse_how, parse_when, parse_who
 from omnivchat.socialomni._data import SocialOmniError
+from omnivchat.socialomni._files import SocialOmniExport
 from omnivchat.socialomni._panel import load_judge_template
 from omnivchat.socialomni._run import (
     GENERATION,
@@ -40,6 +40,7 @@ from omnivchat.socialomni._run import (
     item_meta,
     item_request,
     judge_run,
+    judge_scores_for,
     load_tasks,
     read_manifest,
     run_manifest,
@@ -93,15 +94,25 @@ class SocialOmniBench:
     def default_sampling(self) -> dict[str, Any]:
         return {**GENERATION, "max_tokens": 8192}
 
-    def manifest(self, dataset: SocialOmniData, route: Route, options: RunOptions) -> dict[str, Any]:
+    def manifest(self, dataset: SocialOmniData, route: Route, options: RunOptions) -> SocialOmniManifest:
         sampling = options.sampling.model_dump(exclude_none=True)
         max_tokens = sampling.pop("max_tokens", 8192)
+        # An ablation condition changes every clip sent: another run (the clips as they are record none).
+        condition = options.condition if options.condition != "both" else None
         manifest = run_manifest(
-            dataset.annotations, route, dataset.items, dataset.tasks, dataset.cards, sampling, max_tokens, dataset.limit
+            dataset.annotations,
+            route,
+            dataset.items,
+            dataset.tasks,
+            dataset.cards,
+            sampling,
+            max_tokens,
+            dataset.limit,
+            condition,
         )
-        if options.condition != "both":  # an ablation condition changes every clip sent: another run
-            manifest["condition"] = options.condition
-        return {**manifest, **options.manifest_extra}
+        if not options.manifest_extra:
+            return manifest
+        return SocialOmniManifest.model_validate({**manifest.dump(), **options.manifest_extra})
 
     def request(
         self, dataset: SocialOmniData, item: Item, options: RunOptions, work_dir: Path, meta: dict[str, Any]
@@ -132,13 +143,14 @@ class SocialOmniBench:
         summary = summarize(run_dir, records)
         judged = _judge_scores(options.judging or run_dir / JUDGING, manifest)
         items: list[ItemResult] = []
-        declared = [k for k in manifest.get("source_media_sha256", {}) if isinstance(k, str)]
+        declared = list(manifest.source_media_sha256 or {})
         for key in declared:
             task, item_id = key.split("-", 1)
             record = (records.get(task) or {}).get(item_id)
             items.append(_item_result(task, key, item_id, record, judged))
-        metrics = {task: summary.get(task) for task in ("who", "when") if summary.get(task) is not None}
-        metrics["how_generation"] = summary.get("how_generation")
+        shown = summary.dump()  # the benchmark's own metrics, as summary.json has them
+        metrics: dict[str, Any] = {task: shown[task] for task in ("who", "when") if task in shown}
+        metrics["how_generation"] = shown["how_generation"]
         missing = [i for i in items if not i.ran]
         failed = [i for i in items if i.ran and i.score is None and i.task != "how"]
         incomplete = None
@@ -167,29 +179,21 @@ class SocialOmniBench:
             only_judge=options.only_judge,
             progress=options.progress,
         )
-        metrics = summary["metrics"]
-        notes = [] if metrics["complete"] else [f"incomplete: {metrics.get('n_unjudged', 0)} answers without a panel"]
-        return JudgeOutcome(where=out, notes=notes, complete=bool(metrics["complete"]))
+        metrics = summary.metrics
+        notes = [] if metrics.complete else [f"incomplete: {metrics.n_unjudged} answers without a panel"]
+        return JudgeOutcome(where=out, notes=notes, complete=metrics.complete)
 
-    def status(self, run_dir: Path) -> dict[str, Any]:
+    def status(self, run_dir: Path) -> RunStatus:
         return run_status(run_dir)
 
-    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> dict[str, Any]:
+    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> SocialOmniExport:
         return export(run_dir, judging or run_dir / JUDGING, allow_incomplete=allow_incomplete)
 
 
-def _judge_scores(judging: Path, manifest: dict[str, Any]) -> dict[str, dict[str, int | None]]:
+def _judge_scores(judging: Path, manifest: SocialOmniManifest) -> dict[str, dict[str, int | None]]:
     """The judging directory's scores of this run (empty when there is none); scores made for another run are
     refused, never mixed in."""
-    from omnivchat._canonical import sha256_json
-
-    if not (judging / "manifest.json").is_file():
-        return {}
-    judge_manifest = json.loads((judging / "manifest.json").read_text(encoding="utf-8"))
-    if judge_manifest.get("candidate_manifest_sha256") != sha256_json(manifest):
-        raise RunError(f"{judging}: these judge scores were made for another candidate run; refusing to mix them")
-    path = judging / "scores.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    return judge_scores_for(judging, manifest)[1].root
 
 
 def _item_result(

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from omnivchat._files import check_output_dir, check_output_file, write_text_atomic
+from omnivchat._files import check_output_dir, check_output_file, write_model
 from omnivchat.cli._app import console, err_console, fail
 from omnivchat.cli._options import RouteOptions, route_options
 
@@ -159,7 +158,9 @@ def ablate_command(
         "floor_margin": floor_margin,
         "system_prompt": system_prompt,
     }
-    record: dict = {"skipped": True}
+    from omnivchat.diagnostics import SelfCheckRecord
+
+    record = SelfCheckRecord(skipped=True)
     if not skip_self_check:
         console.print(SELF_CHECK_LINE)
         record = self_check(
@@ -211,16 +212,16 @@ def check_route_command(
     if output is not None:
         check_output_file(output, force=force)
     result = run_route_check(route.route(model), sampling=route.sampling())
-    for record in result["records"]:
-        answer = record["answer"] if record["answer"] is not None else f"(failed: {record['error']})"
-        console.print(f"[bold]{record['control']}[/] (HTTP {record['http_status']}): {answer}", highlight=False)
+    for record in result.records:
+        answer = record.answer if record.answer is not None else f"(failed: {record.error})"
+        console.print(f"[bold]{record.control}[/] (HTTP {record.http_status}): {answer}", highlight=False)
     registry = record_check(result)
     if output is not None:
-        write_text_atomic(output, json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+        write_model(output, result)
         console.print(f"wrote {output}")
-    verdict = "[green]PASSED[/]" if result["passed"] else "[red]FAILED[/]: " + "; ".join(result["reasons"])
+    verdict = "[green]PASSED[/]" if result.passed else "[red]FAILED[/]: " + "; ".join(result.reasons)
     console.print(f"{model}: {verdict} (on record in {registry})")
-    if not result["passed"]:
+    if not result.passed:
         raise typer.Exit(code=1)
 
 
@@ -251,6 +252,7 @@ def demo_command(
     """
     from omnivchat.bench import BenchError, load_bench
     from omnivchat.diagnostics._grid import SelfCheckFailed, run_grid, self_check, write_ablation
+    from omnivchat.judges import NativeScores, read_scores
     from omnivchat.report import build_report
     from omnivchat.routes import get_route
     from omnivchat.scoring import TABLE1_COLUMNS
@@ -285,10 +287,14 @@ def demo_command(
             out, grid, panel=panel, aggregate="mean", neither="blank", self_check_record=record, simulated=True
         )
         print_grid(grid, f"Ablation grid: {model}")
-        table1 = json.loads((out / "both" / "scores.json").read_text(encoding="utf-8"))["table1"]
+        scores = read_scores(out / "both")
+        table1 = scores.table1.model_dump() if isinstance(scores, NativeScores) else {}
         rows.add_row(
             model,
-            *("—" if table1[c] is None else f"{table1[c]:.{2 if c in ('RE', 'Len') else 3}f}" for c in TABLE1_COLUMNS),
+            *(
+                "—" if table1.get(c) is None else f"{table1[c]:.{2 if c in ('RE', 'Len') else 3}f}"
+                for c in TABLE1_COLUMNS
+            ),
         )
         dirs.append(out)
     console.print(rows)

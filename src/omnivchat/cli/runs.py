@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -134,52 +133,57 @@ def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]
     while it is being written (the writer's pid is shown), and on read-only storage.
     """
     from omnivchat.benchmarks import benchmark_of
-    from omnivchat.runs import SOCIALOMNI_JUDGING_PROTOCOL, SOCIALOMNI_PROTOCOL
+    from omnivchat.runs import SOCIALOMNI_PROTOCOL, RunStatus
 
     status = benchmark_of(run_dir).status(run_dir)
-    label = " [yellow](simulated)[/]" if status.get("simulated") else ""
-    if "tasks" in status:  # a benchmark with tasks (SocialOmni, or any run read by the generic status)
-        limit = f", --limit {status['limit']}" if status.get("limit") is not None else ""
-        name = "SocialOmni" if status["protocol"] == SOCIALOMNI_PROTOCOL else str(status.get("benchmark"))
-        where = f"{escape(name)} run of {escape(str(status['model']))} via {escape(str(status['route']))}{label}"
+    if isinstance(status, dict):  # a benchmark written before statuses were typed
+        status = RunStatus.model_validate(status)
+    label = " [yellow](simulated)[/]" if status.simulated else ""
+    rows: list[tuple[str, ...]]
+    if status.tasks is not None:  # a benchmark with tasks (SocialOmni, or any run read by the generic status)
+        limit = f", --limit {status.limit}" if status.limit is not None else ""
+        name = "SocialOmni" if status.protocol == SOCIALOMNI_PROTOCOL else str(status.benchmark)
+        where = f"{escape(name)} run of {escape(str(status.model))} via {escape(str(status.route))}{label}"
         console.print(f"{escape(str(run_dir))}: {where}{limit}", highlight=False)
-        columns = ("task", "declared", "done", "failed", "not run")
-        counts = ("declared", "done", "failed", "not_run")
-        rows = [(task, *(str(c[k]) for k in counts)) for task, c in status["tasks"].items()]
-    elif status["protocol"] == SOCIALOMNI_JUDGING_PROTOCOL:
-        judges = ", ".join(status["judges"])
-        where = f"SocialOmni judging, panel {escape(str(status['panel']))} ({escape(judges)})"
+        columns: tuple[str, ...] = ("task", "declared", "done", "failed", "not run")
+        rows = [(task, str(c.declared), str(c.done), str(c.failed), str(c.not_run)) for task, c in status.tasks.items()]
+    elif status.judges is not None:
+        judges = ", ".join(status.judges)
+        where = f"SocialOmni judging, panel {escape(str(status.panel))} ({escape(judges)})"
         console.print(f"{escape(str(run_dir))}: {where}", highlight=False)
         columns = ("judge", "done", "failed")
-        rows = [(name, str(c["done"]), str(c["failed"])) for name, c in status["judges"].items()]
+        rows = [(name, str(c.done), str(c.failed)) for name, c in status.judges.items()]
     else:
-        where = f"{escape(str(status['model']))} via {escape(str(status['route']))}{label} on {escape(status['bench'])}"
-        console.print(f"{escape(str(run_dir))}: {where}, condition {escape(str(status['condition']))}", highlight=False)
+        bench = escape(str(status.bench))
+        where = f"{escape(str(status.model))} via {escape(str(status.route))}{label} on {bench}"
+        console.print(f"{escape(str(run_dir))}: {where}, condition {escape(status.condition)}", highlight=False)
         columns = ("instances", "done", "failed", "not run")
-        rows = [tuple(str(status[k]) for k in ("instances", "done", "failed", "not_run"))]
-    if status["writer"] is not None:
-        from omnivchat.runs import LockHolder
-
-        writer = LockHolder(**status["writer"]).describe()
+        counts = status.instances
+        rows = (
+            []
+            if counts is None
+            else [tuple(str(n) for n in (counts.declared, counts.done, counts.failed, counts.not_run))]
+        )
+    attempts = dict(status.attempts)
+    if status.writer is not None:
+        writer = status.writer.describe()
         console.print(f"[yellow]being written now by {escape(writer)}: these counts are progress[/]", highlight=False)
-        attempts = dict(status.get("attempts") or {})
         if "interrupted" in attempts:  # an attempt without an outcome may be in flight right now
             attempts["in flight or interrupted"] = attempts.pop("interrupted")
-            status = {**status, "attempts": attempts}
     table = Table(title="Judge scores" if columns[0] == "judge" else "Items", title_justify="left")
     for column in columns:
         table.add_column(column, justify="left" if column in ("task", "judge") else "right")
     for row in rows:
         table.add_row(*(escape(str(cell)) for cell in row))
     console.print(table)
-    for title, key in (
-        ("Failed items by kind", "failure_kinds"),
-        ("Attempts", "attempts"),
-        ("Failed attempts by kind", "attempt_failures"),
-        ("Tokens", "tokens"),
+    for title, values in (
+        ("Failed items by kind", status.failure_kinds),
+        ("Attempts", attempts),
+        ("Failed attempts by kind", status.attempt_failures),
+        ("Tokens", status.tokens),
     ):
-        if status.get(key):
-            line = f"{title}: " + ", ".join(f"{k} {v}" for k, v in sorted(status[key].items()))
+        if values:
+            line = f"{title}: " + ", ".join(f"{k} {v}" for k, v in sorted(values.items()))
             console.print(line, markup=False, highlight=False)
 
 
@@ -196,11 +200,13 @@ def export_command(
 ) -> None:
     """Write per-item replies and metadata of a run of any benchmark as JSON, without credentials or endpoint
     addresses; an incomplete run is refused unless --allow-incomplete."""
-    from omnivchat._files import check_output_file, write_text_atomic
+    from omnivchat._files import check_output_file, write_model
     from omnivchat.benchmarks import benchmark_of
+    from omnivchat.runs import ExportFile
 
     check_output_file(output, force=force)
     data = benchmark_of(run_dir).export(run_dir, judging=judging, allow_incomplete=allow_incomplete)
-    write_text_atomic(output, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    count = len(data.get("records") or data.get("items") or [])
-    console.print(f"wrote {output} ({count} records, status {data['status']})")
+    if isinstance(data, dict):  # a benchmark written before exports were typed
+        data = ExportFile.model_validate(data)
+    write_model(output, data)
+    console.print(f"wrote {output} ({data.n_records} records, status {data.status})")

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from omnivchat._files import check_output_dir, check_output_file, write_text_atomic
+from omnivchat._files import check_output_dir, check_output_file, write_model
 from omnivchat.cli._app import RETRY_ATTEMPTS, console, fail
 from omnivchat.cli._options import RouteOptions, route_options
+
+if TYPE_CHECKING:
+    from omnivchat.socialomni._files import SocialOmniSummary
+    from omnivchat.socialomni._metrics import HowMetrics
 
 socialomni_app = typer.Typer(
     help="SocialOmni (Who / When / How): generate, judge with the three-judge panel, rescore archives, export.",
@@ -30,46 +33,41 @@ def _errors() -> tuple[type[Exception], ...]:
     return (SocialOmniError, CredentialError, SettingsError, ConfigError, ManifestMismatch, RunError, MediaError)
 
 
-def _quality(m: dict) -> str:
+def _quality(m: HowMetrics) -> str:
     """QGold, QEns, Cov+ and QEns_joint on one line; null stays null."""
-    keys = ("qgold", "qens", "cov_plus", "qens_joint")
-    return ", ".join(f"{k} {m[k]:.2f}" if m[k] is not None else f"{k} null" for k in keys)
+    values = {"qgold": m.qgold, "qens": m.qens, "cov_plus": m.cov_plus, "qens_joint": m.qens_joint}
+    return ", ".join(f"{k} {v:.2f}" if v is not None else f"{k} null" for k, v in values.items())
 
 
-def _how_gaps(m: dict) -> str:
+def _how_gaps(m: HowMetrics) -> str:
     """What keeps How quality incomplete, counted apart (summaries written before these counts show none)."""
     parts = [
-        f"{m.get('n_missing', 0)} missing (no record)",
-        f"{m.get('n_generation_failures', 0)} failed generations",
-        f"{m.get('n_when_missing', 0)} without a When decision",
-        f"{m.get('n_unjudged', 0)} without a full panel",
+        f"{m.n_missing} missing (no record)",
+        f"{m.n_generation_failures} failed generations",
+        f"{m.n_when_missing} without a When decision",
+        f"{m.n_unjudged} without a full panel",
     ]
-    return f"incomplete over {m['n_gold']} How items: " + ", ".join(parts)
+    return f"incomplete over {m.n_gold} How items: " + ", ".join(parts)
 
 
-def task_lines(summary: dict) -> list[str]:
+def task_lines(summary: SocialOmniSummary) -> list[str]:
     """The evaluate summary, one line per task: fixed denominators, and how many items are missing."""
     lines = []
-    for task in ("who", "when"):
-        if task not in summary:
-            continue
-        m = summary[task]
-        failures = f"{m['request_failures']} request failures, {m['parse_failures']} parse failures"
-        if m.get("complete", True):
-            lines.append(
-                f"{task}: accuracy {m['accuracy']:.2f}, macro-F1 {m['macro_f1']:.2f} over {m['n']} ({failures})"
-            )
+    tasks = [(task, m) for task in ("who", "when") if (m := summary.task(task)) is not None]
+    for task, m in tasks:
+        failures = f"{m.request_failures} request failures, {m.parse_failures} parse failures"
+        if m.complete and m.accuracy is not None and m.macro_f1 is not None:
+            lines.append(f"{task}: accuracy {m.accuracy:.2f}, macro-F1 {m.macro_f1:.2f} over {m.n} ({failures})")
         else:
             lines.append(
-                f"{task}: [yellow]incomplete[/]: {m['n_missing']} of {m['n']} items missing (no record), "
-                f"accuracy and macro-F1 null; {m['correct']} correct so far ({failures})"
+                f"{task}: [yellow]incomplete[/]: {m.n_missing} of {m.n} items missing (no record), "
+                f"accuracy and macro-F1 null; {m.correct} correct so far ({failures})"
             )
-    how = summary["how_generation"]
-    if how["n"]:
-        line = f"how: {how['completed']}/{how['n']} generated ({how['empty']} empty, {how['request_failures']} failed"
-        missing = how.get("n_missing", 0)
-        lines.append(line + (f", [yellow]{missing} missing[/] (no record))" if missing else ")"))
-    if any(summary[t].get("n_missing") for t in ("who", "when") if t in summary) or how.get("n_missing"):
+    how = summary.how_generation
+    if how.n:
+        line = f"how: {how.completed}/{how.n} generated ({how.empty} empty, {how.request_failures} failed"
+        lines.append(line + (f", [yellow]{how.n_missing} missing[/] (no record))" if how.n_missing else ")"))
+    if any(m.n_missing for _, m in tasks) or how.n_missing:
         lines.append("[yellow]incomplete[/]: run the same command again to generate the missing items")
     return lines
 
@@ -165,10 +163,10 @@ def judge_command(
         )
     except _errors() as err:
         raise fail(str(err)) from None
-    m = summary["metrics"]
-    console.print(f"panel {panel} ({', '.join(summary['judges'])}): {_quality(m)}")
+    m = summary.metrics
+    console.print(f"panel {panel} ({', '.join(summary.judges)}): {_quality(m)}")
     console.print(f"wrote {out / 'scores.json'} and {out / 'summary.json'}")
-    if not m["complete"]:
+    if not m.complete:
         console.print(f"[yellow]{_how_gaps(m)}[/]")
         raise typer.Exit(code=1)
 
@@ -218,18 +216,18 @@ def rescore_command(
         else:
             assert paper is not None
             data = prepare_from_archive(paper)
-        write_text_atomic(output / "input.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        write_model(output / "input.json", data)
         template, _ = load_judge_template(judge_prompt)
         result = rescore(data, judges, panel, output, template=template, only_judge=only_judge, progress=progress)
     except _errors() as err:
         raise fail(str(err)) from None
-    for entry in result["models"]:
-        m = entry["metrics"]
-        console.print(f"{entry['model']}: {_quality(m)}")
-        if not m["complete"]:
+    for entry in result.models:
+        m = entry.metrics
+        console.print(f"{entry.model}: {_quality(m)}")
+        if not m.complete:
             console.print(f"  [yellow]{_how_gaps(m)}[/]")
     console.print(f"wrote {output / 'input.json'} and {output / 'results.json'}")
-    if not result["complete"]:
+    if not result.complete:
         console.print("[yellow]incomplete[/]: quality metrics stay null until every item has its answer and panel")
         raise typer.Exit(code=1)
 
@@ -251,7 +249,7 @@ def export_command(
         data = export(run, judging or run / "judging", allow_incomplete=allow_incomplete)
     except _errors() as err:
         raise fail(str(err)) from None
-    write_text_atomic(output, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    console.print(f"wrote {output} (status {data['status']}, {len(data['items'])} items)")
-    for reason in data["incomplete_reasons"]:
+    write_model(output, data)
+    console.print(f"wrote {output} (status {data.status}, {len(data.items)} items)")
+    for reason in data.incomplete_reasons:
         console.print(f"[yellow]incomplete[/]: {reason}")

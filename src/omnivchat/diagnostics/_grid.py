@@ -3,13 +3,12 @@ and the harness self-check that must catch a broken simulated model before a rea
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from omnivchat._files import write_text_atomic
+from omnivchat._files import write_model
 from omnivchat.bench import CATEGORIES
 from omnivchat.benchmarks import (
     Benchmark,
@@ -21,6 +20,14 @@ from omnivchat.benchmarks import (
     evaluate,
     get_benchmark,
 )
+from omnivchat.diagnostics._files import (
+    ABLATION_FILE,
+    AblationData,
+    AblationFile,
+    ConditionEntry,
+    SelfCheckModel,
+    SelfCheckRecord,
+)
 from omnivchat.diagnostics.ablation import CONDITIONS, Diagnosis, diagnose
 from omnivchat.errors import OmnivchatError
 from omnivchat.judges import RULE_JUDGE, JudgesConfig
@@ -29,7 +36,6 @@ from omnivchat.runs import RunError, RunSummary, run_lock
 
 NeitherMode = Literal["blank", "none"]
 VideoOnlyMode = Literal["mute", "strip"]
-ABLATION_FILE = "ablation.json"
 # The harness note's broken model ignores the video (video skill 0, hence no fusion); its audio twin is checked
 # too. A model with both single-stream skills but no fusion is not used: on a bench with video-only and audio-only
 # items it gains from the second stream, so the grid is right not to call it "no fusion".
@@ -221,7 +227,7 @@ def self_check(
     config: JudgesConfig | None = None,
     progress: bool = True,
     **grid_options: Any,
-) -> dict[str, Any]:
+) -> SelfCheckRecord:
     """Run sim:video-blind and sim:audio-blind (each must be flagged) and sim:healthy (must not be) through the
     same grid and judges (the harness note, section 2: a broken model is caught and a healthy one is not falsely
     flagged).
@@ -245,29 +251,21 @@ def self_check(
         if say is not None:
             say(results[model].reuse_line())
     healthy = results[MUST_PASS]
-    record: dict[str, Any] = {"skipped": False, "models": {}}
+    models: dict[str, SelfCheckModel] = {}
     why = []
     for model, stream_flag in MUST_BE_CAUGHT.items():
         grid = results[model]
         flagged = caught(grid, stream_flag)
-        record["models"][model] = {
-            "expected": "flagged",
-            "flagged": flagged,
-            "diagnosis": grid.diagnosis.model_dump(mode="json") if grid.diagnosis else None,
-        }
+        models[model] = SelfCheckModel(expected="flagged", flagged=flagged, diagnosis=grid.diagnosis)
         if not flagged:
             shown = grid.problem or (grid.diagnosis.verdict if grid.diagnosis else "no diagnosis")
             why.append(f"{model} was not flagged ({shown})")
     healthy_flagged = healthy.diagnosis is None or healthy.flagged
-    record["models"][MUST_PASS] = {
-        "expected": "not flagged",
-        "flagged": healthy_flagged,
-        "diagnosis": healthy.diagnosis.model_dump(mode="json") if healthy.diagnosis else None,
-    }
+    models[MUST_PASS] = SelfCheckModel(expected="not flagged", flagged=healthy_flagged, diagnosis=healthy.diagnosis)
     if healthy_flagged:
         flags = sorted(healthy.diagnosis.flags) if healthy.diagnosis else [healthy.problem]
         why.append(f"{MUST_PASS} was flagged ({', '.join(map(str, flags))})")
-    record["passed"] = not why
+    record = SelfCheckRecord(skipped=False, models=models, passed=not why)
     if why:
         raise SelfCheckFailed(
             "harness self-check failed: " + "; ".join(why) + ". The grid cannot tell broken from healthy on this "
@@ -284,7 +282,7 @@ def write_ablation(
     panel: list[str],
     aggregate: str,
     neither: str,
-    self_check_record: dict[str, Any] | None,
+    self_check_record: SelfCheckRecord | dict[str, Any] | None,
     simulated: bool,
 ) -> Path:
     """OUT/ablation.json: conditions, diagnosis overall and per category, and the self-check record."""
@@ -294,25 +292,26 @@ def write_ablation(
     for condition, items in grid.scores.items():
         scored = [s.score for s in items if s.score is not None]
         run = grid.runs.get(condition)
-        conditions[condition] = {
-            "run_dir": condition,
-            "n_done": run.done if run is not None else None,
-            "n_unscored": sum(1 for s in items if s.score is None),
-            "mean": sum(scored) / len(scored) if scored else None,
-        }
-    data = {
-        "schema": "omnivchat-ablation-v1",
-        "model": grid.model,
-        "simulated": simulated,
-        "benchmark": grid.data.get("benchmark", "omnivchat"),
-        "bench": {k: grid.data.get(k) for k in ("name", "version", "n_instances")},
-        "panel": panel,
-        "aggregate": aggregate,
-        "neither_mode": neither,
-        "conditions": conditions,
-        "n_items_used": grid.n_items_used,
-        "diagnosis": grid.diagnosis.model_dump(mode="json"),
-        "categories": {k: (v.model_dump(mode="json") if v else None) for k, v in grid.categories.items()},
-        "self_check": self_check_record,
-    }
-    return write_text_atomic(out_dir / ABLATION_FILE, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        conditions[condition] = ConditionEntry(
+            run_dir=condition,
+            n_done=run.done if run is not None else None,
+            n_unscored=sum(1 for s in items if s.score is None),
+            mean=sum(scored) / len(scored) if scored else None,
+        )
+    if isinstance(self_check_record, dict):
+        self_check_record = SelfCheckRecord.model_validate(self_check_record)
+    data = AblationFile(
+        model=grid.model,
+        simulated=simulated,
+        benchmark=grid.data.get("benchmark", "omnivchat"),
+        bench=AblationData(**{k: grid.data.get(k) for k in ("name", "version", "n_instances")}),
+        panel=panel,
+        aggregate=aggregate,
+        neither_mode=neither,
+        conditions=conditions,
+        n_items_used=grid.n_items_used,
+        diagnosis=grid.diagnosis,
+        categories=dict(grid.categories),
+        self_check=self_check_record,
+    )
+    return write_model(out_dir / ABLATION_FILE, data)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from omnivchat._canonical import sha256_json
+from omnivchat.diagnostics._files import ROUTE_CHECK_SCHEMA, ROUTE_CHECKS_FILE, RouteCheck
 from omnivchat.routes import ChatRequest, Route, RouteError, Sampling, SimOracle
 
 PASSWORD = "copper meadow"
@@ -125,7 +126,7 @@ def evaluate(records: list[dict[str, Any]]) -> tuple[bool, list[str]]:
     return not reasons, reasons
 
 
-def run_route_check(route: Route, sampling: Sampling | None = None) -> dict[str, Any]:
+def run_route_check(route: Route, sampling: Sampling | None = None) -> RouteCheck:
     """Send the audible and the silent clip once each through ``route``; return the result record.
 
     ``sampling`` flags that are set replace the check's own (temperature 0, 512 tokens)."""
@@ -142,53 +143,60 @@ def run_route_check(route: Route, sampling: Sampling | None = None) -> dict[str,
     records = asyncio.run(go())
     passed, reasons = evaluate(records)
     settings = route.settings.model_dump(mode="json", exclude={"base_url"})
-    return {
-        "schema": "omnivchat-route-check-v1",
-        "time": time.time(),
-        "model": route.model_id,
-        "route": route.settings.route,
-        "endpoint": route.endpoint,
-        "settings_sha256": sha256_json(settings),
-        "settings": settings,
-        "expected_audio": {"password": PASSWORD, "number": NUMBER, "spoken": SPOKEN},
-        "prompt": PROMPT,
-        "sampling": used.model_dump(),
-        "records": records,
-        "passed": passed,
-        "reasons": reasons,
-    }
+    return RouteCheck.model_validate(
+        {
+            "schema": ROUTE_CHECK_SCHEMA,
+            "time": time.time(),
+            "model": route.model_id,
+            "route": route.settings.route,
+            "endpoint": route.endpoint,
+            "settings_sha256": sha256_json(settings),
+            "settings": settings,
+            "expected_audio": {"password": PASSWORD, "number": NUMBER, "spoken": SPOKEN},
+            "prompt": PROMPT,
+            "sampling": used.model_dump(),
+            "records": records,
+            "passed": passed,
+            "reasons": reasons,
+        }
+    )
 
 
 def registry_path() -> Path:
     """Where route-check results are kept (one JSON line each): $OMNIVCHAT_HOME or ~/.local/share/omnivchat."""
     home = os.environ.get("OMNIVCHAT_HOME") or str(Path.home() / ".local" / "share" / "omnivchat")
-    return Path(home) / "route-checks.jsonl"
+    return Path(home) / ROUTE_CHECKS_FILE
 
 
-def record_check(result: dict[str, Any]) -> Path:
+def record_check(result: RouteCheck) -> Path:
+    """Add ``result`` to the registry of route checks (one JSON line)."""
     path = registry_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as handle:
-        handle.write(json.dumps(result, ensure_ascii=False) + "\n")
+        handle.write(json.dumps(result.dump(), ensure_ascii=False) + "\n")
     return path
+
+
+def checks_on_record() -> list[RouteCheck]:
+    """Every route check in the registry, oldest first; a line that is not a route check (a damaged or foreign
+    line) is skipped, never fatal."""
+    path = registry_path()
+    if not path.is_file():
+        return []
+    checks = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            checks.append(RouteCheck.model_validate_json(line))
+        except ValueError:  # ValidationError too
+            continue
+    return checks
 
 
 def passing_check_on_record(route: Route) -> bool:
     """Whether this model, endpoint and settings have passed a route check before."""
-    path = registry_path()
-    if not path.is_file():
-        return False
     wanted = sha256_json(route.settings.model_dump(mode="json", exclude={"base_url"}))
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        same = (entry.get("model"), entry.get("endpoint"), entry.get("settings_sha256")) == (
-            route.model_id,
-            route.endpoint,
-            wanted,
-        )
-        if same and entry.get("passed"):
-            return True
-    return False
+    return any(
+        (check.model, check.endpoint, check.settings_sha256) == (route.model_id, route.endpoint, wanted)
+        and check.passed
+        for check in checks_on_record()
+    )

@@ -1,8 +1,20 @@
 """Judges: rubric and style grading with LLM judges and panels, the offline rule judge, verdict parsing."""
 
-from omnivchat.judges._agreement import AgreementReport, Judgment, agreement_report, render_agreement
 from omnivchat.judges._config import RULE_JUDGE, JudgesConfig, JudgesFileError, JudgeSpec, load_judges
 from omnivchat.judges._engine import Job, VerdictTask, ask, hits_schema, judge_route, response_format, stored_verdict
+from omnivchat.judges._files import (
+    BENCHMARK_SCORES_SCHEMA,
+    SCORES_FILE,
+    SCORES_SCHEMA,
+    BenchmarkScores,
+    BenchName,
+    ItemResult,
+    NativeScores,
+    ScoreRecord,
+    Scores,
+    read_scores,
+    scores_from_json,
+)
 from omnivchat.judges._requests import STYLE_REQUIREMENTS, JudgePrompts, aliases_for, rubric_request, style_request
 from omnivchat.judges._rule import rule_verdict
 from omnivchat.judges._run import (
@@ -15,22 +27,19 @@ from omnivchat.judges._run import (
     panel_hits_majority,
     run_bench,
 )
-from omnivchat.judges._scores import (
-    BENCHMARK_SCORES_SCHEMA,
-    SCORES_FILE,
-    item_records,
-    write_benchmark_scores,
-    write_scores,
-    write_scores_file,
-)
+from omnivchat.judges._scores import item_records, write_benchmark_scores, write_scores, write_scores_file
 from omnivchat.judges._verdict import parse_verdict
 
 __all__ = [
     "BENCHMARK_SCORES_SCHEMA",
     "RULE_JUDGE",
     "SCORES_FILE",
+    "SCORES_SCHEMA",
     "STYLE_REQUIREMENTS",
     "AgreementReport",
+    "BenchName",
+    "BenchmarkScores",
+    "ItemResult",
     "ItemScore",
     "Job",
     "JudgePrompts",
@@ -39,6 +48,9 @@ __all__ = [
     "JudgesConfig",
     "JudgesFileError",
     "Judgment",
+    "NativeScores",
+    "ScoreRecord",
+    "Scores",
     "VerdictTask",
     "agreement_report",
     "aliases_for",
@@ -53,14 +65,29 @@ __all__ = [
     "load_judges",
     "panel_hits_majority",
     "parse_verdict",
+    "read_scores",
     "render_agreement",
     "response_format",
     "rubric_request",
     "rule_verdict",
     "run_bench",
+    "scores_from_json",
     "stored_verdict",
     "style_request",
     "write_benchmark_scores",
     "write_scores",
     "write_scores_file",
 ]
+
+# The agreement study needs scipy (seconds to import): loaded when first used, not with every judge.
+_AGREEMENT = ("AgreementReport", "Judgment", "agreement_report", "render_agreement")
+
+
+def __getattr__(name: str) -> object:
+    if name in _AGREEMENT:
+        from omnivchat.judges import _agreement
+
+        value = getattr(_agreement, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'omnivchat.judges' has no attribute {name!r}")

@@ -83,7 +83,7 @@ def run_bench(run_dir: Path, bench_dir: Path | None) -> Bench:
         bench_dir = Path(json.loads(lines[-1])["bench"])
     bench = load_bench(bench_dir)
     manifest = load_manifest(run_dir)
-    if bench_identity(bench, bench.instances)["instances_sha256"] != manifest["bench"]["instances_sha256"]:
+    if bench_identity(bench, bench.instances).instances_sha256 != manifest.bench.instances_sha256:
         raise RunError(f"{bench_dir} is not the bench {run_dir} was run on (instances differ)")
     return bench
 
@@ -153,7 +153,7 @@ async def judge_run_async(
     run_dir = Path(run_dir)
     prompts = prompts or JudgePrompts()
     manifest = load_manifest(run_dir)
-    model_id = manifest["route"]["model"]
+    model_id = manifest.route.model
     names = [j for j in judges if j != RULE_JUDGE]
     unknown = [j for j in [*names, *([style_judge] if style_judge else [])] if j not in config.judges]
     if unknown:

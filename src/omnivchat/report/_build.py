@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from omnivchat._files import write_text_atomic
+from omnivchat.diagnostics import SelfCheckRecord
 from omnivchat.report._inputs import Ablation, BenchmarkRun, InputFile, Inputs, ScoredRun, load_inputs
 
 TEMPLATE = "template.html.j2"
@@ -122,13 +123,13 @@ def _table1(runs: list[ScoredRun], output: Path, base: Path) -> dict[str, Any]:
                 "model": run.label,
                 "simulated": run.simulated,
                 "bench": run.bench,
-                "panel": "+".join(run.scores.get("panel") or []) or "—",
+                "panel": "+".join(run.scores.panel) or "—",
                 "cells": [
-                    num(t1.get(c), f, f"table1.{c}", NULL_REASONS.get(c, f"no data: no scored {c} item"))
+                    num(getattr(t1, c), f, f"table1.{c}", NULL_REASONS.get(c, f"no data: no scored {c} item"))
                     for c in TABLE1_COLUMNS
                 ],
-                "n": num(t1.get("n_scored"), f, "table1.n_scored"),
-                "n_instances": num(t1.get("n_instances"), f, "table1.n_instances"),
+                "n": num(t1.n_scored, f, "table1.n_scored"),
+                "n_instances": num(t1.n_instances, f, "table1.n_instances"),
                 "incomplete": _incomplete(run),
                 "run_dir": _display(run.dir, base),
                 "scores_href": _href(run.dir / "scores.json", output),
@@ -139,12 +140,10 @@ def _table1(runs: list[ScoredRun], output: Path, base: Path) -> dict[str, Any]:
 
 
 def _incomplete(run: ScoredRun) -> str | None:
-    """Why a run is not the whole bench ("incomplete: K of N items have no reply ..."), or None.
-    Files written before items were counted against the bench say nothing of unrun items: judged by failures."""
-    if "incomplete" in run.scores:
-        return run.scores["incomplete"]
-    failed = run.table1.get("n_failed_requests") or 0
-    return f"incomplete: {failed} of {run.table1.get('n_instances')} items have no reply" if failed else None
+    """Why a run is not the whole bench ("incomplete: K of N items have no reply ..."), or None. Files written
+    before items were counted against the bench say nothing of unrun items: judged by failures (the model's
+    default for such a file)."""
+    return run.scores.incomplete
 
 
 def _failures(runs: list[ScoredRun]) -> list[dict[str, Any]]:
@@ -152,16 +151,14 @@ def _failures(runs: list[ScoredRun]) -> list[dict[str, Any]]:
     for run in runs:
         t1, f = run.table1, run.scores_file
         unscored = [
-            {"id": i.get("id"), "subcategory": i.get("subcategory"), "reason": i.get("reason") or "—"}
-            for i in run.items
-            if i.get("score") is None
+            {"id": i.id, "subcategory": i.subcategory, "reason": i.reason or "—"} for i in run.items if i.score is None
         ]
         out.append(
             {
                 "model": run.label,
                 "simulated": run.simulated,
                 "cells": [
-                    num(t1.get(k), f, f"table1.{k}")
+                    num(getattr(t1, k), f, f"table1.{k}")
                     for k in (
                         "n_instances",
                         "n_scored",
@@ -172,7 +169,7 @@ def _failures(runs: list[ScoredRun]) -> list[dict[str, Any]]:
                         "n_style_graded",
                     )
                 ],
-                "bad": bool(t1.get("n_unscored") or t1.get("n_failed_requests") or t1.get("n_empty_replies")),
+                "bad": bool(t1.n_unscored or t1.n_failed_requests or t1.n_empty_replies),
                 "incomplete": _incomplete(run),
                 "unscored": unscored,
                 "ref": f.ref,
@@ -191,16 +188,16 @@ def _subcategories(runs: list[ScoredRun]) -> tuple[dict[str, Any], list[tuple[st
         groups: dict[str, list[float]] = defaultdict(list)
         counts: dict[str, int] = defaultdict(int)
         for item in run.items:
-            if item.get("source", "synthetic") != "synthetic":
+            if item.source != "synthetic":
                 continue
             try:
-                code = resolve_subcategory(str(item.get("subcategory"))).code
+                code = resolve_subcategory(item.subcategory).code
             except KeyError:
                 continue  # not in the taxonomy: scores.json came from a bench the loader would have refused
             counts[code] += 1
             present.add(code)
-            if item.get("score") is not None:
-                groups[code].append(float(item["score"]))
+            if item.score is not None:
+                groups[code].append(float(item.score))
         stats.append({code: (groups[code], counts[code]) for code in counts})
     order = [code for code in SUBCATEGORIES if code in present]
     rows = []
@@ -256,16 +253,18 @@ def _diagnosis_metrics(d: Any, f: InputFile, key: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _self_check_models(record: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """Each simulated model of the self-check with what was expected of it; files written before the
-    video-blind check held one broken model (sim:no-fusion) in flat keys."""
-    if not record or record.get("skipped"):
+def _or_unknown(value: object) -> str:
+    return "?" if value is None else str(value)
+
+
+def _self_check_models(record: SelfCheckRecord | None) -> list[dict[str, Any]]:
+    """Each simulated model of the self-check with what was expected of it (files written before the video-blind
+    check held one broken model, sim:no-fusion, in flat keys: the record reads them as its two models)."""
+    if record is None or record.skipped:
         return []
-    if "models" in record:
-        return [{"model": m, **{k: v[k] for k in ("expected", "flagged")}} for m, v in record["models"].items()]
     return [
-        {"model": "sim:no-fusion", "expected": "flagged", "flagged": record.get("no_fusion_flagged", "?")},
-        {"model": "sim:healthy", "expected": "not flagged", "flagged": record.get("healthy_flagged", "?")},
+        {"model": m, "expected": v.expected, "flagged": "?" if v.flagged is None else v.flagged}
+        for m, v in (record.models or {}).items()
     ]
 
 
@@ -275,13 +274,13 @@ def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., 
     d, f, data = ablation.diagnosis, ablation.file, ablation.data
     conditions = []
     for c in CONDITIONS:
-        entry = data["conditions"][c]
+        entry = data.conditions[c]
         run = ablation.runs.get(c)
         counts = None
         if run is not None:
             t1 = run.table1
             counts = [
-                num(t1.get(k), run.scores_file, f"table1.{k}")
+                num(getattr(t1, k), run.scores_file, f"table1.{k}")
                 for k in ("n_failed_requests", "n_unscored", "n_empty_replies")
             ]
         conditions.append(
@@ -289,13 +288,15 @@ def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., 
                 "name": c,
                 "mean": num(d.means.get(c), f, f"diagnosis.means.{c}"),
                 "ci": interval(d.intervals.get(c), f, f"diagnosis.intervals.{c}"),
-                "mean_all": num(entry.get("mean"), f, f"conditions.{c}.mean", "no data: nothing scored"),
-                "n_done": num(entry.get("n_done"), f, f"conditions.{c}.n_done"),
-                "n_unscored": num(entry.get("n_unscored"), f, f"conditions.{c}.n_unscored"),
+                "mean_all": num(entry.mean, f, f"conditions.{c}.mean", "no data: nothing scored"),
+                "n_done": num(entry.n_done, f, f"conditions.{c}.n_done"),
+                "n_unscored": num(entry.n_unscored, f, f"conditions.{c}.n_unscored"),
                 "counts": counts,
                 "missing": ablation.missing.get(c),
-                "run_dir": _display(ablation.dir / entry["run_dir"], base) if entry.get("run_dir") else "—",
-                "href": _href(ablation.dir / entry["run_dir"] / "scores.json", output) if run is not None else None,
+                "run_dir": _display(ablation.dir / entry.run_dir, base) if entry.run_dir else "—",
+                "href": _href(ablation.dir / entry.run_dir / "scores.json", output)
+                if run is not None and entry.run_dir
+                else None,
                 "condition_label": run.condition if run is not None else c,
             }
         )
@@ -322,7 +323,7 @@ def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., 
             }
         )
     label = ablation.model + (f" — {SIMULATED_LABEL}" if ablation.simulated else "")
-    bench = data.get("bench") or {}
+    bench = data.bench
     return {
         "id": f"ablation-{f.ref}",
         "model": ablation.model,
@@ -330,11 +331,11 @@ def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., 
         "dir": _display(ablation.dir, base),
         "href": _href(f.path, output),
         "ref": f.ref,
-        "bench": f"{bench.get('name', '?')} v{bench.get('version', '?')} ({bench.get('n_instances', '?')} instances)",
-        "panel": "+".join(data.get("panel") or []) or "—",
-        "aggregate": data.get("aggregate", "—"),
-        "neither_mode": data.get("neither_mode", "—"),
-        "n_items_used": num(data.get("n_items_used"), f, "n_items_used"),
+        "bench": f"{bench.name or '?'} v{bench.version or '?'} ({_or_unknown(bench.n_instances)} instances)",
+        "panel": "+".join(data.panel) or "—",
+        "aggregate": data.aggregate or "—",
+        "neither_mode": data.neither_mode or "—",
+        "n_items_used": num(data.n_items_used, f, "n_items_used"),
         "chance": num(d.chance, f, "diagnosis.chance"),
         "margin": num(d.margin, f, "diagnosis.margin"),
         "floor_margin": num(d.floor_margin, f, "diagnosis.floor_margin"),
@@ -347,8 +348,8 @@ def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., 
         "refused": d.refused,
         "lines": d.lines,
         "categories": categories,
-        "self_check": data.get("self_check"),
-        "self_check_models": _self_check_models(data.get("self_check")),
+        "self_check": data.self_check,
+        "self_check_models": _self_check_models(data.self_check),
         "plot": plot(
             f"{label}: {d.n_items} items",
             {c: d.means[c] for c in CONDITIONS},
@@ -439,7 +440,7 @@ def _other(run: BenchmarkRun) -> dict[str, Any]:
     """Another benchmark's run: each metric group as a row of its numbers, each with its file and key."""
     f = run.scores_file
     rows = []
-    for group, values in run.scores["metrics"].items():
+    for group, values in run.scores.metrics.items():
         if isinstance(values, dict):
             cells = [
                 {"name": k, "cell": num(v, f, f"metrics.{group}.{k}") if not isinstance(v, str) else Cell(v, k, "")}
@@ -451,9 +452,9 @@ def _other(run: BenchmarkRun) -> dict[str, Any]:
         rows.append({"group": group, "cells": cells})
     return {
         "label": run.label,
-        "benchmark": run.scores.get("benchmark", "?"),
-        "simulated": bool(run.scores.get("simulated")),
-        "incomplete": run.scores.get("incomplete"),
+        "benchmark": run.scores.benchmark,
+        "simulated": run.scores.simulated,
+        "incomplete": run.scores.incomplete,
         "rows": rows,
         "ref": f.ref,
         "dir": str(run.dir),

@@ -1,7 +1,8 @@
 """Reading what a report is built from: scored run directories, ablation directories, agreement files.
 
 Every file read is registered in :class:`Sources` with its sha256, so the page can say which file (and which key
-in it) each number came from. Nothing here imports the runner: a report reads files only.
+in it) each number came from. Nothing here runs or writes anything: a report reads files only, each as the typed
+model of the package that writes it (scores, manifests, ablations).
 """
 
 from __future__ import annotations
@@ -11,16 +12,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omnivchat._files import loads_json
+from omnivchat._files import loads_json, validate_file
+from omnivchat.diagnostics import ABLATION_FILE, ABLATION_SCHEMA, AblationFile, Diagnosis
 from omnivchat.errors import OmnivchatError
+from omnivchat.judges import (
+    BENCHMARK_SCORES_SCHEMA,
+    SCORES_FILE,
+    SCORES_SCHEMA,
+    BenchmarkScores,
+    NativeScores,
+    ScoreRecord,
+)
+from omnivchat.runs import MANIFEST_FILE, PROTOCOL, Manifest, RunManifest, manifest_model
+from omnivchat.scoring import Table1Row
 
-SCORES_FILE = "scores.json"
-ABLATION_FILE = "ablation.json"
 AGREEMENT_FILE = "agreement.json"
-MANIFEST_FILE = "manifest.json"
-SCORES_SCHEMA = "omnivchat-scores-v1"
-BENCHMARK_SCORES_SCHEMA = "omnivchat-benchmark-scores-v1"  # a run of another registered benchmark
-ABLATION_SCHEMA = "omnivchat-ablation-v1"
+__all__ = [
+    "ABLATION_FILE",
+    "ABLATION_SCHEMA",
+    "AGREEMENT_FILE",
+    "BENCHMARK_SCORES_SCHEMA",
+    "MANIFEST_FILE",
+    "SCORES_FILE",
+    "SCORES_SCHEMA",
+    "Ablation",
+    "BenchmarkRun",
+    "InputFile",
+    "Inputs",
+    "ReportError",
+    "ScoredRun",
+    "Sources",
+    "load_ablation",
+    "load_benchmark_run",
+    "load_inputs",
+    "load_run",
+    "name_rows",
+]
 
 
 class ReportError(OmnivchatError, ValueError):
@@ -73,9 +100,9 @@ class ScoredRun:
     """A run directory with its scores.json (and manifest.json and agreement.json when present)."""
 
     dir: Path
-    scores: dict[str, Any]
+    scores: NativeScores
     scores_file: InputFile
-    manifest: dict[str, Any] | None = None
+    manifest: Manifest | None = None
     manifest_file: InputFile | None = None
     agreement: Any = None  # omnivchat.judges.AgreementReport, validated on load
     agreement_file: InputFile | None = None
@@ -83,33 +110,40 @@ class ScoredRun:
     """The row name on the page: the model, its condition when not "both", and where needed the directory."""
 
     @property
+    def _native(self) -> RunManifest | None:
+        return self.manifest if isinstance(self.manifest, RunManifest) else None
+
+    @property
     def model(self) -> str:
-        return str(self.scores.get("model") or _get(self.manifest, "route", "model") or "?")
+        native = self._native
+        return self.scores.model or (native.route.model if native is not None else None) or "?"
 
     @property
     def simulated(self) -> bool:
-        return bool(self.scores.get("simulated", _get(self.manifest, "simulated")))
+        if "simulated" in self.scores.model_fields_set or self._native is None:
+            return self.scores.simulated
+        return self._native.simulated
 
     @property
     def condition(self) -> str:
-        return str(self.scores.get("condition") or _get(self.manifest, "condition") or "both")
+        return self.scores.condition or (self._native.condition if self._native is not None else "both")
 
     @property
     def bench(self) -> str:
-        bench = self.scores.get("bench") or {}
-        return f"{bench.get('name', '?')} v{bench.get('version', '?')}"
+        return f"{self.scores.bench.name} v{self.scores.bench.version}"
 
     @property
     def package_version(self) -> str | None:
-        return _get(self.manifest, "package", "version")
+        native = self._native
+        return native.package.version if native is not None and native.package is not None else None
 
     @property
-    def table1(self) -> dict[str, Any]:
-        return self.scores["table1"]
+    def table1(self) -> Table1Row:
+        return self.scores.table1
 
     @property
-    def items(self) -> list[dict[str, Any]]:
-        return self.scores["items"]
+    def items(self) -> list[ScoreRecord]:
+        return self.scores.items
 
 
 @dataclass
@@ -117,20 +151,27 @@ class Ablation:
     """An ablation directory: ablation.json, its diagnosis, and each condition's scored run when present."""
 
     dir: Path
-    data: dict[str, Any]
+    data: AblationFile
     file: InputFile
-    diagnosis: Any  # omnivchat.diagnostics.Diagnosis
-    categories: dict[str, Any]  # category code -> Diagnosis | None
     runs: dict[str, ScoredRun | None]  # condition -> its scored run (None: no scores.json there)
     missing: dict[str, str] = field(default_factory=dict)  # condition -> why its run is not shown
 
     @property
+    def diagnosis(self) -> Diagnosis:
+        return self.data.diagnosis
+
+    @property
+    def categories(self) -> dict[str, Diagnosis | None]:
+        """Category code (or a benchmark's group) -> its diagnosis (None: too few items)."""
+        return self.data.categories
+
+    @property
     def model(self) -> str:
-        return str(self.data.get("model", "?"))
+        return self.data.model
 
     @property
     def simulated(self) -> bool:
-        return bool(self.data.get("simulated"))
+        return self.data.simulated
 
 
 @dataclass
@@ -138,13 +179,13 @@ class BenchmarkRun:
     """A scored run of another benchmark than the native one: its own metrics, from its scores.json."""
 
     dir: Path
-    scores: dict[str, Any]
+    scores: BenchmarkScores
     scores_file: InputFile
 
     @property
     def label(self) -> str:
-        condition = self.scores.get("condition") or "both"
-        model = str(self.scores.get("model") or "?")
+        condition = self.scores.condition or "both"
+        model = self.scores.model or "?"
         return model if condition == "both" else f"{model} [{condition}]"
 
 
@@ -157,14 +198,6 @@ class Inputs:
     sources: Sources
     warnings: list[str]
     others: list[BenchmarkRun] = field(default_factory=list)
-
-
-def _get(data: dict[str, Any] | None, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data
 
 
 def _not_reportable(path: Path) -> ReportError:
@@ -183,22 +216,25 @@ def _not_reportable(path: Path) -> ReportError:
 
 def load_run(path: Path, sources: Sources) -> ScoredRun:
     """A scored run directory: scores.json (required), manifest.json and agreement.json (when present)."""
-    scores, scores_file = sources.read_json(path / SCORES_FILE, "scores")
-    if scores.get("schema") != SCORES_SCHEMA:
+    data, scores_file = sources.read_json(path / SCORES_FILE, "scores")
+    if data.get("schema") != SCORES_SCHEMA:
         raise ReportError(
-            f"{path / SCORES_FILE}: schema {scores.get('schema')!r}, expected {SCORES_SCHEMA!r}; "
+            f"{path / SCORES_FILE}: schema {data.get('schema')!r}, expected {SCORES_SCHEMA!r}; "
             f"re-run `omnivchat score {path}` with this version"
         )
     for key in ("table1", "items"):
-        if key not in scores:
+        if key not in data:
             raise ReportError(f"{path / SCORES_FILE}: no {key!r}; re-run `omnivchat score {path}`")
+    scores = validate_file(NativeScores, data, path / SCORES_FILE, "scores file", error=ReportError)
     run = ScoredRun(dir=path, scores=scores, scores_file=scores_file)
     if (path / MANIFEST_FILE).is_file():
-        run.manifest, run.manifest_file = sources.read_json(path / MANIFEST_FILE, "manifest")
+        manifest, run.manifest_file = sources.read_json(path / MANIFEST_FILE, "manifest")
+        model = manifest_model(str(manifest.get("protocol", PROTOCOL)))
+        run.manifest = validate_file(model, manifest, path / MANIFEST_FILE, "run manifest", error=ReportError)
     if (path / AGREEMENT_FILE).is_file():
         from pydantic import ValidationError
 
-        from omnivchat.judges import AgreementReport
+        from omnivchat.judges._agreement import AgreementReport
 
         data, run.agreement_file = sources.read_json(path / AGREEMENT_FILE, "agreement")
         try:
@@ -212,40 +248,31 @@ def load_run(path: Path, sources: Sources) -> ScoredRun:
 
 def load_ablation(path: Path, sources: Sources, warnings: list[str]) -> Ablation:
     """An ablation directory: ablation.json and, for each condition, its scored run directory."""
-    from pydantic import ValidationError
+    from omnivchat.diagnostics import CONDITIONS
 
-    from omnivchat.diagnostics import CONDITIONS, Diagnosis
-
-    data, file = sources.read_json(path / ABLATION_FILE, "ablation")
+    raw, file = sources.read_json(path / ABLATION_FILE, "ablation")
     where = path / ABLATION_FILE
-    if data.get("schema") != ABLATION_SCHEMA:
-        raise ReportError(f"{where}: schema {data.get('schema')!r}, expected {ABLATION_SCHEMA!r}")
-    conditions = data.get("conditions")
+    if raw.get("schema") != ABLATION_SCHEMA:
+        raise ReportError(f"{where}: schema {raw.get('schema')!r}, expected {ABLATION_SCHEMA!r}")
+    conditions = raw.get("conditions")
     if not isinstance(conditions, dict) or set(conditions) != set(CONDITIONS):
         raise ReportError(f"{where}: 'conditions' must hold exactly {', '.join(CONDITIONS)}")
-    try:
-        diagnosis = Diagnosis.model_validate(data.get("diagnosis"))
-        categories = {
-            code: None if value is None else Diagnosis.model_validate(value)
-            for code, value in (data.get("categories") or {}).items()
-        }
-    except ValidationError as err:
-        raise ReportError(f"{where}: a diagnosis does not match omnivchat.diagnostics.Diagnosis ({err})") from None
+    data = validate_file(AblationFile, raw, where, "ablation file", error=ReportError)
     runs: dict[str, ScoredRun | None] = {}
     missing: dict[str, str] = {}
     for condition in CONDITIONS:
-        rel = conditions[condition].get("run_dir")
+        rel = data.conditions[condition].run_dir
         run_dir = path / rel if rel else None
         if run_dir is not None and _is_benchmark_run(run_dir):
             runs[condition] = None  # another benchmark's run: its counts are in its own scores.json
-            missing[condition] = f"a {data.get('benchmark')} run: its counts are in {run_dir / SCORES_FILE}"
+            missing[condition] = f"a {data.benchmark} run: its counts are in {run_dir / SCORES_FILE}"
         elif run_dir is not None and (run_dir / SCORES_FILE).is_file():
             runs[condition] = load_run(run_dir, sources)
         else:
             runs[condition] = None
             missing[condition] = f"no {SCORES_FILE} in {run_dir}" if run_dir else "no run_dir recorded"
             warnings.append(f"{where}: condition {condition}: {missing[condition]}; its failure counts are not shown")
-    return Ablation(path, data, file, diagnosis, categories, runs, missing)
+    return Ablation(path, data, file, runs, missing)
 
 
 def _is_benchmark_run(path: Path) -> bool:
@@ -260,10 +287,12 @@ def _is_benchmark_run(path: Path) -> bool:
 
 
 def load_benchmark_run(path: Path, sources: Sources) -> BenchmarkRun:
-    scores, file = sources.read_json(path / SCORES_FILE, "scores")
-    if not isinstance(scores.get("metrics"), dict):
+    data, file = sources.read_json(path / SCORES_FILE, "scores")
+    if not isinstance(data.get("metrics"), dict):
         raise ReportError(f"{path / SCORES_FILE}: no 'metrics'; re-run `omnivchat score {path}`")
-    return BenchmarkRun(path, scores, file)
+    return BenchmarkRun(
+        path, validate_file(BenchmarkScores, data, path / SCORES_FILE, "scores file", error=ReportError), file
+    )
 
 
 def name_rows(runs: list[ScoredRun]) -> None:

@@ -17,16 +17,24 @@ from typing import Any, NamedTuple
 
 import omnivchat
 from omnivchat._canonical import sha256_file, sha256_json, sha256_text
-from omnivchat._files import loads_json, read_text
+from omnivchat._files import loads_json, read_text, write_text_atomic
 from omnivchat.bench import Bench, Instance
 from omnivchat.errors import OmnivchatError
 from omnivchat.routes import Route
+from omnivchat.runs._files import (
+    MANIFEST_FILE,
+    NATIVE_BENCHMARK,
+    PROTOCOL,
+    BenchIdentity,
+    Manifest,
+    PackageRecord,
+    PromptRecord,
+    RouteIdentity,
+    RunManifest,
+)
 
-PROTOCOL = "omnivchat-run-v1"
-MANIFEST_FILE = "manifest.json"
 # The code that decides what is sent and how it is stored: recorded with the run, for audit, not its identity.
 _HASHED_PACKAGES = ("bench", "media", "routes", "runs", "prompts")
-NATIVE_BENCHMARK = "omnivchat"  # the registry name of the native bench format (omnivchat.benchmarks)
 # Manifest fields that record which code made a run; a change in them warns instead of refusing.
 CODE_FIELDS = ("package", "harness_sha256")
 
@@ -49,11 +57,12 @@ def source_hash() -> str:
 
 
 def package_record() -> dict[str, str]:
-    """The code of this process: omnivchat's version and the hash of the sources that shape requests."""
+    """The code of this process: omnivchat's version and the hash of the sources that shape requests (a dict, for
+    a benchmark that writes its manifest as one; :class:`PackageRecord` in a native manifest)."""
     return {"version": omnivchat.__version__, "source_sha256": source_hash()}
 
 
-def bench_identity(bench: Bench, instances: list[Instance]) -> dict[str, Any]:
+def bench_identity(bench: Bench, instances: list[Instance]) -> BenchIdentity:
     """Hashes of the instances used and of every clip they reference."""
     clips: dict[str, str] = {}
     for instance in instances:
@@ -62,19 +71,19 @@ def bench_identity(bench: Bench, instances: list[Instance]) -> dict[str, Any]:
                 path = bench.media_path(turn)
                 clips[turn.video] = sha256_file(path) if path.is_file() else "missing"
     rows = [json.loads(i.model_dump_json()) for i in instances]
-    return {
-        "name": bench.info.name,
-        "version": bench.info.version,
-        "instances_sha256": sha256_json(rows),
-        "n_instances": len(instances),
-        "clips": clips,
-    }
+    return BenchIdentity(
+        name=bench.info.name,
+        version=bench.info.version,
+        instances_sha256=sha256_json(rows),
+        n_instances=len(instances),
+        clips=clips,
+    )
 
 
-def route_identity(route: Route) -> dict[str, Any]:
+def route_identity(route: Route) -> RouteIdentity:
     """Route kind, endpoint (no port, query or key) and every resolved setting but the base URL."""
     settings = route.settings.model_dump(mode="json", exclude={"base_url"})
-    return {"model": route.model_id, "kind": route.settings.route, "endpoint": route.endpoint, "settings": settings}
+    return RouteIdentity(model=route.model_id, kind=route.settings.route, endpoint=route.endpoint, settings=settings)
 
 
 def build_manifest(
@@ -87,19 +96,21 @@ def build_manifest(
     sampling: dict[str, Any],
     condition: str,
     extra: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    return {
+) -> RunManifest:
+    """The manifest of a native run: its bench, system prompt, route, sampling and condition (its identity) and
+    the code that made it; ``extra`` fields (what a caller adds, e.g. the ablation grid) are kept as given."""
+    fields: dict[str, Any] = {
         "protocol": PROTOCOL,
         "benchmark": NATIVE_BENCHMARK,
         "bench": bench_identity(bench, instances),
-        "prompts": {"system": {"sha256": sha256_text(system_prompt), "source": system_prompt_label}},
+        "prompts": {"system": PromptRecord(sha256=sha256_text(system_prompt), source=system_prompt_label)},
         "route": route_identity(route),
         "sampling": sampling,
         "condition": condition,
         "simulated": route.settings.route == "sim",
-        "package": package_record(),
-        **(extra or {}),
+        "package": PackageRecord.model_validate(package_record()),
     }
+    return RunManifest.model_validate({**fields, **(extra or {})})
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -133,9 +144,13 @@ class ManifestCheck(NamedTuple):
     code_changed: str | None = None
 
 
-def write_or_check_manifest(run_dir: Path, manifest: dict[str, Any]) -> ManifestCheck:
-    """Write the manifest of a new run, or check it equals the stored one but for the code fields."""
+def write_or_check_manifest(run_dir: Path, manifest: Manifest | dict[str, Any]) -> ManifestCheck:
+    """Write the manifest of a new run, or check it equals the stored one but for the code fields.
+
+    The check compares the JSON: the stored file as it is, and ``manifest`` as it would be written."""
     path = run_dir / MANIFEST_FILE
+    if isinstance(manifest, Manifest):
+        manifest = manifest.dump()
     if path.is_file():
         try:
             stored = loads_json(read_text(path, "manifest"))
@@ -173,7 +188,5 @@ def write_or_check_manifest(run_dir: Path, manifest: dict[str, Any]) -> Manifest
             )
         return ManifestCheck(True, note)
     run_dir.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_text_atomic(path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return ManifestCheck(False)

@@ -18,6 +18,7 @@ from omnivchat.bench import Bench, Instance, Turn
 from omnivchat.errors import Interrupted
 from omnivchat.media import MediaError
 from omnivchat.routes import ChatRequest, ChatResponse, HistoryTurn, Prepared, Route, RouteError, Sampling, SimOracle
+from omnivchat.runs._files import Manifest
 from omnivchat.runs._limiter import AdaptiveLimiter, backoff_delay
 from omnivchat.runs._lock import writes_run_dir
 from omnivchat.runs._manifest import build_manifest, package_record, write_or_check_manifest
@@ -230,7 +231,7 @@ class TaskWork:
 async def run_tasks_async(
     route: Route,
     run_dir: str | Path,
-    manifest: dict[str, Any],
+    manifest: Manifest | dict[str, Any],
     tasks: list[TaskWork],
     *,
     concurrency: int | None = None,
@@ -248,11 +249,12 @@ async def run_tasks_async(
     runs after each task (a benchmark that keeps a summary file up to date). Closes the route.
     """
     run_dir = Path(run_dir)
-    check = write_or_check_manifest(run_dir, manifest)
+    written = manifest.dump() if isinstance(manifest, Manifest) else manifest
+    check = write_or_check_manifest(run_dir, written)
     store = RunStore(run_dir / STORE_FILE)  # a damaged store stops here, before this invocation is logged
     with (run_dir / "invocations.jsonl").open("a", encoding="utf-8") as log:
         entry = {"time": time.time(), **(invocation or {}), "concurrency": concurrency}
-        entry["package"] = manifest.get("package") or package_record()  # a resumed run may span versions
+        entry["package"] = written.get("package") or package_record()  # a resumed run may span versions
         log.write(json.dumps(entry) + "\n")
     summary = RunSummary(run_dir=run_dir, total=sum(len(t.pending) for t in tasks), resumed=check.resumed)
     if check.code_changed:

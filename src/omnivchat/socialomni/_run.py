@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from omnivchat._canonical import sha256_json
+from omnivchat._files import write_model, write_text_atomic
 from omnivchat.judges import JudgeSpec, load_judges
 from omnivchat.judges._engine import Job, VerdictTask, ask, stored_verdict
 from omnivchat.routes import (
@@ -28,10 +29,13 @@ from omnivchat.runs import (
     RetryPolicy,
     RunError,
     RunStore,
+    SocialOmniJudgingManifest,
+    SocialOmniManifest,
     TaskWork,
     run_tasks,
     writes_run_dir,
 )
+from omnivchat.runs import read_manifest as read_run_manifest
 from omnivchat.runs._manifest import source_hash, write_or_check_manifest
 from omnivchat.socialomni._cards import PromptCards, how_text, when_text, who_text
 from omnivchat.socialomni._data import (
@@ -46,7 +50,28 @@ from omnivchat.socialomni._data import (
     load_when,
     load_who,
 )
-from omnivchat.socialomni._metrics import classification_metrics, how_metrics
+from omnivchat.socialomni._files import (
+    ClassificationMetrics,
+    ExportItem,
+    ExportMetrics,
+    HowGeneration,
+    JudgeScores,
+    JudgingSummary,
+    Provenance,
+    RescoredModel,
+    RescoredRecord,
+    RescoreInput,
+    RescoreInputModel,
+    RescoreRecord,
+    RescoreResults,
+    SocialOmniExport,
+    SocialOmniSummary,
+    TaskCompleteness,
+    WhenDecision,
+    read_judge_scores,
+    rescore_input,
+)
+from omnivchat.socialomni._metrics import HowMetrics, classification_metrics, how_metrics
 from omnivchat.socialomni._panel import JUDGE_SAMPLING, check_panel, judge_text, parse_judge_score
 from omnivchat.socialomni._parse import parse_how, parse_when, parse_when_lenient, parse_who, parse_who_lenient
 from omnivchat.socialomni._prefix import PREFIX_ENCODING, make_prefix
@@ -84,18 +109,40 @@ def load_tasks(
     return who, (when if "when" in tasks else []), how
 
 
-def read_manifest(run: Path) -> dict[str, Any]:
-    """The run's manifest.json; RunError naming the file when it is absent or unreadable."""
+def read_manifest(run: Path) -> SocialOmniManifest:
+    """The run's manifest.json; RunError naming the file when it is absent, unreadable or not a SocialOmni run's."""
     path = run / "manifest.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RunError(f"{path}: not found; {run} is not a socialomni run directory") from None
-    except (OSError, ValueError) as err:
-        raise RunError(f"{path}: cannot read ({err})") from None
+    if not path.is_file():
+        raise RunError(f"{path}: not found; {run} is not a socialomni run directory")
+    manifest = read_run_manifest(run, SocialOmniManifest)
+    assert isinstance(manifest, SocialOmniManifest)
+    if manifest.protocol != PROTOCOL:
+        raise RunError(f"{path}: a manifest of {manifest.protocol!r}, not of a socialomni run ({PROTOCOL})")
+    return manifest
 
 
-def expected_items(run: Path, manifest: dict[str, Any] | None = None) -> dict[str, list[str]]:
+def read_judging_manifest(judging: Path) -> SocialOmniJudgingManifest:
+    """A judging directory's manifest.json; RunError naming the file when it cannot be used."""
+    manifest = read_run_manifest(judging, SocialOmniJudgingManifest)
+    assert isinstance(manifest, SocialOmniJudgingManifest)
+    return manifest
+
+
+def judge_scores_for(
+    judging: Path, manifest: SocialOmniManifest
+) -> tuple[SocialOmniJudgingManifest | None, JudgeScores]:
+    """The judging directory's manifest and scores for the run of ``manifest`` (None and no scores when there is
+    no judging directory); scores made for another candidate run are refused, never mixed in."""
+    if not (judging / "manifest.json").is_file():
+        return None, JudgeScores({})
+    judge_manifest = read_judging_manifest(judging)
+    if judge_manifest.candidate_manifest_sha256 != manifest.sha256():
+        raise RunError(f"{judging}: these judge scores were made for another candidate run; refusing to mix them")
+    path = judging / "scores.json"
+    return judge_manifest, read_judge_scores(path) if path.is_file() else JudgeScores({})
+
+
+def expected_items(run: Path, manifest: SocialOmniManifest | None = None) -> dict[str, list[str]]:
     """task -> the ids of every item the run declared, sorted; [] for a task not requested.
 
     The list is the release as loaded and validated before the first request (the manifest's
@@ -104,8 +151,8 @@ def expected_items(run: Path, manifest: dict[str, Any] | None = None) -> dict[st
     a manifest without that list or with other counts.
     """
     manifest = read_manifest(run) if manifest is None else manifest
-    tasks, declared, limit = manifest.get("tasks"), manifest.get("source_media_sha256"), manifest.get("limit")
-    if not isinstance(tasks, list) or not isinstance(declared, dict):
+    tasks, declared, limit = manifest.tasks, manifest.source_media_sha256, manifest.limit
+    if tasks is None or declared is None:
         raise RunError(
             f"{run / 'manifest.json'}: no 'tasks' and 'source_media_sha256' (the run's item list), so which items "
             "are missing cannot be known; evaluate again into a new --output directory"
@@ -167,12 +214,13 @@ def run_manifest(
     generation: dict[str, Any],
     max_tokens: int,
     limit: int | None,
-) -> dict[str, Any]:
+    condition: str | None = None,
+) -> SocialOmniManifest:
     """The manifest of a SocialOmni run (the hosted runner's manifest, section 4 of its README): model and route
     settings, source and media hashes, prompt cards, sampling, prefix encoding and the Who cut-off rule, tasks and
-    limit, harness hash."""
+    limit, harness hash; and the ablation ``condition`` when the clips are not sent as they are."""
     level1, level2 = annotation_files(annotations)
-    return {
+    fields: dict[str, Any] = {
         "protocol": PROTOCOL,
         "benchmark": "socialomni",
         "model": route.model_id,
@@ -184,7 +232,7 @@ def run_manifest(
         },
         "source_media_sha256": {_label(t, i.id): file_sha256(i.video) for t in tasks for i in items_by_task[t]},
         "prompts": cards.hashes(),
-        **generation,
+        **generation,  # the sampling the run fixes (temperature, top_p): kept as written, among the extra fields
         "max_tokens": max_tokens,
         "prefix_encoding": PREFIX_ENCODING,
         "who_cutoff_rule": WHO_CUTOFF_RULE,
@@ -192,6 +240,9 @@ def run_manifest(
         "limit": limit,
         "harness_sha256": source_hash(),
     }
+    if condition is not None:
+        fields["condition"] = condition
+    return SocialOmniManifest.model_validate(fields)
 
 
 @writes_run_dir("out", "socialomni evaluate")  # one writer per directory, before its manifest or store
@@ -208,7 +259,7 @@ def evaluate(
     concurrency: int = 8,
     progress: bool = True,
     generation: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+) -> SocialOmniSummary:
     """Generate answers for the chosen tasks into ``out`` (resumable); returns and writes summary.json."""
     tasks = [t for t in TASK_ORDER if t in tasks]
     # The protocol's sampling (temperature 0.3, top_p 1) unless the user set other values, which the manifest records.
@@ -243,13 +294,10 @@ def evaluate(
     return write_summary(out)
 
 
-def write_summary(run: Path) -> dict[str, Any]:
+def write_summary(run: Path) -> SocialOmniSummary:
     """:func:`summarize` the run and write it to summary.json; returns it."""
     result = summarize(run)
-    path = run / "summary.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_model(run / "summary.json", result)
     return result
 
 
@@ -276,14 +324,14 @@ def candidate_records(run: Path) -> dict[str, dict[str, dict[str, Any]]]:
     return records
 
 
-def summarize(run: Path, records: dict[str, dict[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
+def summarize(run: Path, records: dict[str, dict[str, dict[str, Any]]] | None = None) -> SocialOmniSummary:
     """Who and When accuracy and macro-F1 over every item the run declared (fixed denominators: the release
     counts or the declared limit), with request failures, parse failures and missing items (no record) apart;
     and the How generation counts over the same fixed list. ``records``: :func:`candidate_records` of the run,
     when already read."""
     expected = expected_items(run)
     records = candidate_records(run) if records is None else records
-    summary: dict[str, Any] = {}
+    summary: dict[str, Any] = {}  # the fields of SocialOmniSummary, task by task
     lenient_parsers = {"who": parse_who_lenient, "when": parse_when_lenient}
     for task, labels in (("who", ("A", "B", "C", "D")), ("when", ("YES", "NO"))):
         if not expected[task]:
@@ -292,25 +340,27 @@ def summarize(run: Path, records: dict[str, dict[str, dict[str, Any]]] | None = 
         gold = {k: r["gold"] for k, r in rows.items()}
         failed = {k for k, r in rows.items() if r["request_failed"]}
         predictions = {k: r["prediction"] for k, r in rows.items()}
-        summary[task] = classification_metrics(predictions, gold, labels, failed, expected=expected[task])
+        strict = classification_metrics(predictions, gold, labels, failed, expected=expected[task])
+        summary[task] = ClassificationMetrics.model_validate(strict)
         # A separate, clearly labelled metric: never the headline number of the protocol.
         lenient = {k: lenient_parsers[task](r["text"]) if r["text"] is not None else None for k, r in rows.items()}
-        summary[f"{task}_lenient"] = classification_metrics(lenient, gold, labels, failed, expected=expected[task])
+        loose = classification_metrics(lenient, gold, labels, failed, expected=expected[task])
+        summary[f"{task}_lenient"] = ClassificationMetrics.model_validate(loose)
     how = records.get("how") or {}
     if extra := sorted(set(how) - set(expected["how"])):
         raise RunError(f"{run}: How records for items outside the run's item list: {', '.join(extra[:8])}")
     missing = [k for k in expected["how"] if k not in how]
     failures = sum(1 for r in how.values() if r["request_failed"])
-    summary["how_generation"] = {
-        "n": len(expected["how"]),
-        "completed": sum(1 for r in how.values() if not r["request_failed"]),
-        "empty": sum(1 for r in how.values() if not r["request_failed"] and not (r["text"] or "").strip()),
-        "request_failures": failures,
-        "n_missing": len(missing),
-        "missing": missing,
-        "complete": not missing and not failures,
-    }
-    return summary
+    summary["how_generation"] = HowGeneration(
+        n=len(expected["how"]),
+        completed=sum(1 for r in how.values() if not r["request_failed"]),
+        empty=sum(1 for r in how.values() if not r["request_failed"] and not (r["text"] or "").strip()),
+        request_failures=failures,
+        n_missing=len(missing),
+        missing=missing,
+        complete=not missing and not failures,
+    )
+    return SocialOmniSummary(**summary)
 
 
 # ------------------------------------------------------------------------------------------------- judging
@@ -461,14 +511,14 @@ def judge_run(
     template_sha: str,
     only_judge: str | None = None,
     progress: bool = True,
-) -> dict[str, Any]:
+) -> JudgingSummary:
     """Judge a complete hosted run's How answers with the panel; writes scores.json and summary.json in ``out``."""
     judges = load_judge_config(judges_path, panel)
     contexts = load_contexts(contexts_path)
     manifest = read_manifest(run)
     expected = expected_items(run, manifest)
     if not expected["when"] or not expected["how"]:
-        has = ", ".join(manifest["tasks"])
+        has = ", ".join(manifest.tasks or [])
         raise RunError(f"{run}: judging needs a run with the when and how tasks (it has {has})")
     records = candidate_records(run)
     when, how = records.get("when") or {}, records.get("how") or {}
@@ -483,18 +533,17 @@ def judge_run(
     missing = [k for k in expected["how"] if k not in contexts]
     if missing:
         raise SocialOmniError(f"{contexts_path}: no context for {', '.join(missing[:8])}")
-    manifest_sha = sha256_json(manifest)
-    judge_manifest = {
-        "protocol": PROTOCOL + "-judging",
-        "panel": panel,
-        "candidate_manifest_sha256": manifest_sha,
-        "candidate_rows_sha256": sha256_json({k: r["text"] for k, r in sorted(how.items())}),
-        "contexts_sha256": file_sha256(contexts_path),
-        "rubric_sha256": template_sha,
-        "judges": [{k: v for k, v in j.items() if k != "api_key_env"} for j in judges],
-        "sampling": JUDGE_SAMPLING,
-        "harness_sha256": source_hash(),
-    }
+    judge_manifest = SocialOmniJudgingManifest(
+        protocol=PROTOCOL + "-judging",
+        panel=panel,
+        candidate_manifest_sha256=manifest.sha256(),
+        candidate_rows_sha256=sha256_json({k: r["text"] for k, r in sorted(how.items())}),
+        contexts_sha256=file_sha256(contexts_path),
+        rubric_sha256=template_sha,
+        judges=[{k: v for k, v in j.items() if k != "api_key_env"} for j in judges],
+        sampling=JUDGE_SAMPLING,
+        harness_sha256=source_hash(),
+    )
     write_or_check_manifest(out, judge_manifest)
     rows = [
         {"key": k, **{f: contexts[k][f] for f in ("context", "target_question", "reference")}, "candidate": r["text"]}
@@ -511,16 +560,16 @@ def judge_run(
         full_gold=True,
         expected=expected["how"],
     )
-    (out / "scores.json").write_text(json.dumps(scores, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    summary = {"panel": panel, "judges": names, "metrics": metrics.model_dump(), "time": time.time()}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    write_text_atomic(out / "scores.json", JudgeScores(scores).to_json())
+    summary = JudgingSummary(panel=panel, judges=names, metrics=metrics, time=time.time())
+    write_model(out / "summary.json", summary, ensure_ascii=True)
     return summary
 
 
 # ----------------------------------------------------------------------------------------------- rescoring
 
 
-def prepare_from_run(run: Path, contexts_path: Path, model: str) -> dict[str, Any]:
+def prepare_from_run(run: Path, contexts_path: Path, model: str) -> RescoreInput:
     """Normalised rescoring input from a hosted run (full_gold): its declared How items
     (``expected_response_ids``, the release's 128 or the declared limit), a record for each stored one (a
     failed generation keeps its `error` and is never an empty reply), and the stored When decisions (an item
@@ -529,7 +578,7 @@ def prepare_from_run(run: Path, contexts_path: Path, model: str) -> dict[str, An
     manifest = read_manifest(run)
     expected = expected_items(run, manifest)
     if not expected["how"]:
-        raise RunError(f"{run}: rescoring a hosted run needs its how task (it has {', '.join(manifest['tasks'])})")
+        raise RunError(f"{run}: rescoring a hosted run needs its how task (it has {', '.join(manifest.tasks or [])})")
     records = candidate_records(run)
     how, when = records.get("how") or {}, records.get("when") or {}
     missing = [k for k in expected["how"] if k not in contexts]
@@ -540,39 +589,30 @@ def prepare_from_run(run: Path, contexts_path: Path, model: str) -> dict[str, An
         if k not in how:
             continue  # no record: missing (named by expected_response_ids), never an empty reply
         r = how[k]
-        row = {
-            "model": model,
-            "item_id": k,
-            **{f: contexts[k][f] for f in ("context", "target_question", "reference")},
-            "candidate": r["text"],
-        }
-        if r["request_failed"]:
-            row["error"] = r["error"]
-        rows.append(row)
-    return {
-        "schema_version": 1,
-        "source": str(run),
-        "source_sha256": sha256_json(manifest),
-        "models": [
-            {
-                "model": model,
-                "source": "hosted-run",
-                "full_gold": True,
-                "limit": manifest.get("limit"),
-                "expected_response_ids": expected["how"],
-                "when": [
-                    {
-                        "item_id": k,
-                        "gold": r["gold"],
-                        "prediction": r["prediction"],
-                        "request_failed": r["request_failed"],
-                    }
-                    for k, r in sorted(when.items())
-                ],
-            }
-        ],
-        "records": rows,
-    }
+        rows.append(
+            RescoreRecord(
+                model=model,
+                item_id=k,
+                **{f: contexts[k][f] for f in ("context", "target_question", "reference")},
+                candidate=r["text"],
+                error=r["error"] if r["request_failed"] else None,
+            )
+        )
+    decisions = [
+        WhenDecision(item_id=k, gold=r["gold"], prediction=r["prediction"], request_failed=r["request_failed"])
+        for k, r in sorted(when.items())
+    ]
+    hosted = RescoreInputModel(
+        model=model,
+        source="hosted-run",
+        full_gold=True,
+        limit=manifest.limit,
+        expected_response_ids=expected["how"],
+        when=decisions,
+    )
+    return RescoreInput(
+        schema_version=1, source=str(run), source_sha256=manifest.sha256(), models=[hosted], records=rows
+    )
 
 
 _TRUE = frozenset({"true", "1", "yes"})
@@ -590,7 +630,7 @@ def _archive_failure(row: dict[str, Any]) -> str | None:
     return None
 
 
-def prepare_from_archive(csv_path: Path) -> dict[str, Any]:
+def prepare_from_archive(csv_path: Path) -> RescoreInput:
     """Normalised rescoring input from archived paper answers (ensemble_response_scores.csv): only items gold YES
     and predicted YES exist there, so QGold stays null (full_gold false). A row whose generation failed (no
     candidate cell, a non-empty `error` column, or a true `request_failed` column) keeps its `error`: it is
@@ -612,48 +652,47 @@ def prepare_from_archive(csv_path: Path) -> dict[str, Any]:
         seen.add(pair)
         if absent := [k for k in needed[:5] if row.get(k) is None]:
             raise SocialOmniError(f"{csv_path}:{number}: no {', '.join(absent)} cell (a truncated row)")
-        record = {k: row[k] for k in needed}
-        if (failure := _archive_failure(row)) is not None:
-            record["error"] = failure
-        records.append(record)
+        records.append(RescoreRecord(**{k: row[k] for k in needed}, error=_archive_failure(row)))
     models = sorted({r["model"] for r in rows})
-    return {
-        "schema_version": 1,
-        "source": str(csv_path),
-        "source_sha256": file_sha256(Path(csv_path)),
-        "models": [{"model": m, "source": "paper-archive", "full_gold": False} for m in models],
-        "records": records,
-    }
+    return RescoreInput(
+        schema_version=1,
+        source=str(csv_path),
+        source_sha256=file_sha256(Path(csv_path)),
+        models=[RescoreInputModel(model=m, source="paper-archive", full_gold=False) for m in models],
+        records=records,
+    )
 
 
 def record_key(model: str, item_id: str) -> str:
     return sha256_json([model, item_id])[:16]
 
 
-def _expected_responses(model: dict[str, Any], mine: list[dict[str, Any]], n_gold: int) -> tuple[list[str] | None, int]:
+def _expected_responses(
+    model: RescoreInputModel, mine: list[dict[str, Any]], n_gold: int
+) -> tuple[list[str] | None, int]:
     """(the record keys a model must have, or None; its denominator). A model's ``expected_response_ids`` name
     them (a hosted run: every declared How item, ``n_gold`` of them unless it declares a ``limit``); without
     them a full_gold model expects ``n_gold`` items and an archive the answers it holds."""
-    ids = model.get("expected_response_ids")
+    ids = model.expected_response_ids
     if ids is None:
         return None, n_gold
-    if not isinstance(ids, list) or len(set(ids)) != len(ids):
-        raise SocialOmniError(f"model {model['model']}: expected_response_ids must be a list of distinct ids")
-    expected = [record_key(model["model"], i) for i in ids]
+    if len(set(ids)) != len(ids):
+        raise SocialOmniError(f"model {model.model}: expected_response_ids must be a list of distinct ids")
+    expected = [record_key(model.model, i) for i in ids]
     if extra := sorted({r["item_id"] for r in mine if r["key"] not in set(expected)}):
-        raise SocialOmniError(f"model {model['model']}: answers for items not expected: {', '.join(extra[:8])}")
-    if not model.get("full_gold"):
+        raise SocialOmniError(f"model {model.model}: answers for items not expected: {', '.join(extra[:8])}")
+    if not model.full_gold:
         return expected, n_gold
-    limit = model.get("limit")
+    limit = model.limit
     if (len(ids) != n_gold) if limit is None else not 0 < len(ids) <= min(limit, n_gold):
         bound = f"{n_gold}" if limit is None else f"1 to {min(limit, n_gold)} (limit {limit})"
-        raise SocialOmniError(f"model {model['model']}: {len(ids)} expected How items; expected {bound}")
+        raise SocialOmniError(f"model {model.model}: {len(ids)} expected How items; expected {bound}")
     return expected, len(ids)
 
 
 @writes_run_dir("out", "socialomni rescore")  # one writer per directory, before its manifest or store
 def rescore(
-    data: dict[str, Any],
+    data: RescoreInput | dict[str, Any],
     judges_path: Path,
     panel: str,
     out: Path,
@@ -662,53 +701,48 @@ def rescore(
     only_judge: str | None = None,
     n_gold: int = 128,
     progress: bool = True,
-) -> dict[str, Any]:
-    """Run the panel over normalised rescoring input; writes results.json with per-model metrics."""
-    if data.get("schema_version") != 1 or not isinstance(data.get("records"), list):
-        raise SocialOmniError("rescoring input must have schema_version 1 and a records list")
+) -> RescoreResults:
+    """Run the panel over normalised rescoring input (:class:`RescoreInput`, or its dict); writes results.json with
+    per-model metrics."""
+    data = rescore_input(data)
     judges = load_judge_config(judges_path, panel)
     out.mkdir(parents=True, exist_ok=True)
-    rows = [{**r, "key": record_key(r["model"], r["item_id"])} for r in data["records"]]
+    rows = [{**r.dump(), "key": record_key(r.model, r.item_id)} for r in data.records]
     scores = judge_records(rows, judges, out / STORE, template=template, only_judge=only_judge, progress=progress)
     names = [j["name"] for j in judges]
     models = []
-    for model in data["models"]:
-        mine = [r for r in rows if r["model"] == model["model"]]
-        full_gold = bool(model.get("full_gold"))
+    for model in data.models:
+        mine = [r for r in rows if r["model"] == model.model]
         expected, model_gold = _expected_responses(model, mine, n_gold)
-        if full_gold:  # only items with a When decision: a failed or absent When record is never a "NO"
+        if model.full_gold:  # only items with a When decision: a failed or absent When record is never a "NO"
             yes = {
-                record_key(model["model"], w["item_id"]): w["prediction"] == "YES"
-                for w in model.get("when", [])
-                if not w.get("request_failed")
+                record_key(model.model, w.item_id): w.prediction == "YES"
+                for w in model.when or []
+                if not w.request_failed
             }
         else:  # archives hold only answers to items the model predicted YES
             yes = {r["key"]: True for r in mine}
-        metrics = quality_metrics(mine, scores, names, yes, n_gold=model_gold, full_gold=full_gold, expected=expected)
-        models.append({"model": model["model"], "full_gold": full_gold, "metrics": metrics.model_dump()})
-    complete = all(m["metrics"]["complete"] for m in models)
-    result = {
-        "schema_version": 1,
-        "complete": complete,
-        "provenance": {
-            "source": data.get("source"),
-            "source_sha256": data.get("source_sha256"),
-            "panel": panel,
-            "judges": names,
-        },
-        "models": models,
-        "records": [
-            {
-                "model": r["model"],
-                "item_id": r["item_id"],
-                "candidate": r["candidate"],
-                **({"error": r["error"]} if r.get("error") else {}),
-                "judge_scores": scores.get(r["key"], {}),
-            }
+        metrics = quality_metrics(
+            mine, scores, names, yes, n_gold=model_gold, full_gold=model.full_gold, expected=expected
+        )
+        models.append(RescoredModel(model=model.model, full_gold=model.full_gold, metrics=metrics))
+    result = RescoreResults(
+        schema_version=1,
+        complete=all(m.metrics.complete for m in models),
+        provenance=Provenance(source=data.source, source_sha256=data.source_sha256, panel=panel, judges=names),
+        models=models,
+        records=[
+            RescoredRecord(
+                model=r["model"],
+                item_id=r["item_id"],
+                candidate=r["candidate"],
+                error=r.get("error") or None,
+                judge_scores=scores.get(r["key"], {}),
+            )
             for r in rows
         ],
-    }
-    (out / "results.json").write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    )
+    write_model(out / "results.json", result)
     return result
 
 
@@ -717,9 +751,9 @@ def rescore(
 
 def completeness(
     run: Path,
-    manifest: dict[str, Any] | None = None,
+    manifest: SocialOmniManifest | None = None,
     records: dict[str, dict[str, dict[str, Any]]] | None = None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, TaskCompleteness]:
     """task -> {n, n_missing, missing, request_failures} for each requested task: ``n`` is the declared item count
     (the release's, or the declared limit), ``missing`` the declared items with no record, sorted."""
     manifest = read_manifest(run) if manifest is None else manifest
@@ -727,20 +761,20 @@ def completeness(
     records = candidate_records(run) if records is None else records
     result = {}
     for task in TASK_ORDER:
-        if task not in manifest["tasks"]:
+        if task not in (manifest.tasks or []):
             continue
         rows = records.get(task) or {}
         missing = [k for k in expected[task] if k not in rows]
-        result[task] = {
-            "n": len(expected[task]),
-            "n_missing": len(missing),
-            "missing": missing,
-            "request_failures": sum(1 for r in rows.values() if r["request_failed"]),
-        }
+        result[task] = TaskCompleteness(
+            n=len(expected[task]),
+            n_missing=len(missing),
+            missing=missing,
+            request_failures=sum(1 for r in rows.values() if r["request_failed"]),
+        )
     return result
 
 
-def export(run: Path, judging: Path | None, *, allow_incomplete: bool = False) -> dict[str, Any]:
+def export(run: Path, judging: Path | None, *, allow_incomplete: bool = False) -> SocialOmniExport:
     """Per-item predictions and scores with the status; refuses an incomplete evaluation unless allowed, and judge
     scores made for another candidate run. No endpoint, key or key variable is written.
 
@@ -752,21 +786,15 @@ def export(run: Path, judging: Path | None, *, allow_incomplete: bool = False) -
     """
     manifest = read_manifest(run)
     expected = expected_items(run, manifest)
-    tasks = [t for t in TASK_ORDER if t in manifest["tasks"]]
+    tasks = [t for t in TASK_ORDER if t in (manifest.tasks or [])]
     records = candidate_records(run)
     summary = summarize(run, records)
-    scores: dict[str, dict[str, Any]] = {}
-    judge_names: list[str] = []
-    panel = None
-    if judging is not None and (judging / "manifest.json").is_file():
-        judge_manifest = json.loads((judging / "manifest.json").read_text(encoding="utf-8"))
-        if judge_manifest.get("candidate_manifest_sha256") != sha256_json(manifest):
-            raise RunError(f"{judging}: these judge scores were made for another candidate run; refusing to mix them")
-        if (judging / "scores.json").is_file():
-            scores = json.loads((judging / "scores.json").read_text(encoding="utf-8"))
-        judge_names, panel = [j["name"] for j in judge_manifest["judges"]], judge_manifest["panel"]
+    judge_manifest, judged = judge_scores_for(judging, manifest) if judging is not None else (None, JudgeScores({}))
+    scores = judged.root
+    judge_names = judge_manifest.judge_names if judge_manifest is not None else []
+    panel = judge_manifest.panel if judge_manifest is not None else None
     state = completeness(run, manifest, records)
-    quality = None
+    quality: HowMetrics | None = None
     if "how" in tasks and expected["how"]:
         how = records.get("how") or {}
         rows = [
@@ -782,15 +810,15 @@ def export(run: Path, judging: Path | None, *, allow_incomplete: bool = False) -
             full_gold=True,
             expected=expected["how"],
         )
-        state["how"]["n_unjudged"] = quality.n_unjudged
-        state["how"]["n_when_missing"] = quality.n_when_missing
+        state["how"].n_unjudged = quality.n_unjudged
+        state["how"].n_when_missing = quality.n_when_missing
     reasons = []
     for task in tasks:
         c = state[task]
-        if c["n_missing"]:
-            reasons.append(f"{task}: {c['n_missing']} of {c['n']} items missing (no record)")
-        if task != "who" and c["request_failures"]:
-            reasons.append(f"{task}: {c['request_failures']} request failures")
+        if c.n_missing:
+            reasons.append(f"{task}: {c.n_missing} of {c.n} items missing (no record)")
+        if task != "who" and c.request_failures:
+            reasons.append(f"{task}: {c.request_failures} request failures")
     if quality is not None and not quality.complete:
         if quality.n_unjudged:
             how_to = "run `socialomni judge`" if panel else "no judge scores: run `socialomni judge`"
@@ -801,7 +829,7 @@ def export(run: Path, judging: Path | None, *, allow_incomplete: bool = False) -
             reasons.append("how: quality incomplete")
     if reasons:
         status = "incomplete"
-    elif state.get("who", {}).get("request_failures"):
+    elif "who" in state and state["who"].request_failures:
         status = "scored_with_request_failures"
     else:
         status = "complete"
@@ -810,35 +838,35 @@ def export(run: Path, judging: Path | None, *, allow_incomplete: bool = False) -
             f"{run}: evaluation incomplete ({'; '.join(reasons)}); resume `socialomni evaluate` for missing or "
             "failed items, or pass --allow-incomplete to export progress"
         )
-    metrics = {"who": summary.get("who"), "when": summary.get("when")}
-    quality_dump = quality.model_dump() if quality is not None else {}
-    metrics.update({k: quality_dump.get(k) for k in ("qgold", "qens", "cov_plus", "qens_joint")})
+    headline = ("qgold", "qens", "cov_plus", "qens_joint")
+    metrics = ExportMetrics(
+        who=summary.who, when=summary.when, **{k: getattr(quality, k) if quality else None for k in headline}
+    )
     items = []
     for task in TASK_ORDER:
         for item_id, r in sorted((records.get(task) or {}).items()):
-            entry = {
-                "task": task,
-                "item_id": item_id,
-                "prediction": r["prediction"],
-                "gold": r["gold"],
-                "request_success": not r["request_failed"],
-                "text": r["text"],
-            }
-            if task == "how":
-                entry["judge_scores"] = scores.get(item_id, {})
-            items.append(entry)
-    return {
-        "schema": "omnivchat-socialomni-export-v1",
-        "status": status,
-        "incomplete_reasons": reasons,
-        "model": manifest["model"],
-        "protocol": manifest["protocol"],
-        "judge_panel": panel,
-        "judges": judge_names,
-        "judge_substitution": None,  # panels are strict: a judge is never replaced
-        "metrics": metrics,
-        "completeness": state,
-        "quality": quality_dump or None,
-        "manifest_sha256": sha256_json(manifest),
-        "items": items,
-    }
+            items.append(
+                ExportItem(
+                    task=task,
+                    item_id=item_id,
+                    prediction=r["prediction"],
+                    gold=r["gold"],
+                    request_success=not r["request_failed"],
+                    text=r["text"],
+                    judge_scores=judged.of(item_id) if task == "how" else None,
+                )
+            )
+    return SocialOmniExport(
+        status=status,
+        incomplete_reasons=reasons,
+        model=manifest.model,
+        protocol=manifest.protocol,
+        judge_panel=panel,
+        judges=judge_names,
+        judge_substitution=None,  # panels are strict: a judge is never replaced
+        metrics=metrics,
+        completeness=state,
+        quality=quality,
+        manifest_sha256=manifest.sha256(),
+        items=items,
+    )

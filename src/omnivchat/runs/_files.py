@@ -1,0 +1,291 @@
+"""The typed files of a run directory: the manifest of each kind of run the runner makes, a run directory's status,
+and the export of a native run. Writers build these models and dump them; readers validate them.
+
+Old run directories still load: a field an older manifest lacks gets the default that says what it meant (a native
+manifest without ``benchmark`` was made by the native bench), a field this version does not know is kept, and a
+manifest is written back exactly as its dict was (identity checks and hashes compare the JSON, not the model).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from omnivchat._canonical import sha256_json
+from omnivchat._files import FileModel, read_model, validate_file
+from omnivchat.runs._errors import RunError
+from omnivchat.runs._lock import LockHolder
+
+PROTOCOL = "omnivchat-run-v1"
+"""The protocol of a native run's manifest (a bench directory run by omnivchat)."""
+MANIFEST_FILE = "manifest.json"
+NATIVE_BENCHMARK = "omnivchat"  # the registry name of the native bench format (omnivchat.benchmarks)
+# The protocols of the other run directories the runner makes (the SocialOmni benchmark's, defined by
+# omnivchat.socialomni, which this package may not import): `runs show` reads them too.
+SOCIALOMNI_PROTOCOL = "omnivchat-socialomni-v1"
+SOCIALOMNI_JUDGING_PROTOCOL = SOCIALOMNI_PROTOCOL + "-judging"
+KNOWN_PROTOCOLS = (PROTOCOL, SOCIALOMNI_PROTOCOL, SOCIALOMNI_JUDGING_PROTOCOL)
+EXPORT_SCHEMA = "omnivchat-export-v1"
+
+
+# ------------------------------------------------------------------------------------------------------ manifests
+
+
+class Manifest(FileModel):
+    """Any run directory's manifest.json: what every benchmark's manifest has. The rest is the benchmark's own (kept
+    as it was written; read it with :meth:`value`)."""
+
+    protocol: str = PROTOCOL
+    """How the directory was made (the first native manifests had no protocol field: the native one)."""
+    benchmark: str | None = None
+    """The registered benchmark that made the run; None in manifests made before names were recorded (then the
+    protocol says which)."""
+
+    omit_when_none: ClassVar[tuple[str, ...]] = ("benchmark",)
+
+    def sha256(self) -> str:
+        """The hash of the manifest as it was written (what a judging directory records of its candidate run)."""
+        return sha256_json(self.dump(as_read=True))
+
+
+class BenchIdentity(FileModel):
+    """The bench a native run was made on: its name and version, and the hashes of its instances and clips."""
+
+    name: str
+    version: str
+    instances_sha256: str
+    n_instances: int
+    clips: dict[str, str] = Field(default_factory=dict, description="Clip path -> sha256 ('missing' if absent).")
+
+
+class PromptRecord(FileModel):
+    """A prompt a run used: the sha256 of its text and where it came from."""
+
+    sha256: str
+    source: str
+
+
+class RouteIdentity(FileModel):
+    """The route of a native run: model id, route kind, endpoint (no port, query or key), resolved settings."""
+
+    model: str
+    kind: str
+    endpoint: str | None = None
+    """Absent from exports (an export never locates a server)."""
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class PackageRecord(FileModel):
+    """The code that made a run: omnivchat's version and the hash of the sources that shape requests."""
+
+    version: str = "?"
+    source_sha256: str = ""
+
+
+class RunManifest(Manifest):
+    """manifest.json of a native run (protocol omnivchat-run-v1): the run's identity. A resume needs the very same
+    one, but for the code fields (``package``); anything a benchmark or the grid adds (``ablation``) is kept."""
+
+    benchmark: str | None = NATIVE_BENCHMARK
+    bench: BenchIdentity
+    prompts: dict[str, PromptRecord] = Field(default_factory=dict, description="'system' -> the system prompt.")
+    route: RouteIdentity
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    condition: str = "both"
+    """The ablation condition the clips were sent under (``both``: as they are)."""
+    simulated: bool = False
+    package: PackageRecord | None = None
+
+
+class SocialOmniManifest(Manifest):
+    """manifest.json of a SocialOmni run (protocol omnivchat-socialomni-v1, the hosted runner's manifest): written
+    by ``omnivchat.socialomni`` exactly as that runner's format has it. The sampling the run fixed (``temperature``,
+    ``top_p``) is kept as written, among the extra fields."""
+
+    protocol: str = SOCIALOMNI_PROTOCOL
+    benchmark: str | None = "socialomni"
+    model: str = "?"
+    endpoint: str | None = None
+    route: dict[str, Any] = Field(default_factory=dict, description="The resolved route settings, no base URL.")
+    source_sha256: dict[str, str | None] = Field(default_factory=dict, description="level1, level2 -> sha256.")
+    source_media_sha256: dict[str, str] | None = None
+    """``<task>-<id>`` -> sha256 of each declared item's clip: the run's item list (None: an unusable manifest)."""
+    prompts: dict[str, str] = Field(default_factory=dict, description="Prompt card hashes by task.")
+    max_tokens: int | None = None
+    prefix_encoding: dict[str, Any] = Field(default_factory=dict)
+    who_cutoff_rule: str | None = None
+    tasks: list[str] | None = None
+    limit: int | None = None
+    harness_sha256: str | None = None
+    condition: str | None = None
+    """An ablation condition (absent: the clips as they are)."""
+
+    omit_when_none = ("benchmark", "condition")
+
+
+class SocialOmniJudgingManifest(Manifest):
+    """manifest.json of a SocialOmni judging directory (protocol omnivchat-socialomni-v1-judging): the panel, its
+    judges and what they judged (hashes of the candidate run's manifest and replies, the contexts, the rubric)."""
+
+    protocol: str = SOCIALOMNI_JUDGING_PROTOCOL
+    panel: str = "?"
+    candidate_manifest_sha256: str | None = None
+    candidate_rows_sha256: str | None = None
+    contexts_sha256: str | None = None
+    rubric_sha256: str | None = None
+    judges: list[dict[str, Any]] = Field(default_factory=list, description="Each judge's file entry, no key.")
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    harness_sha256: str | None = None
+
+    @property
+    def judge_names(self) -> list[str]:
+        return [str(j.get("name", "?")) for j in self.judges]
+
+
+MANIFEST_MODELS: dict[str, type[Manifest]] = {
+    PROTOCOL: RunManifest,
+    SOCIALOMNI_PROTOCOL: SocialOmniManifest,
+    SOCIALOMNI_JUDGING_PROTOCOL: SocialOmniJudgingManifest,
+}
+
+
+def manifest_model(protocol: str) -> type[Manifest]:
+    """The model of a manifest of ``protocol`` (:class:`Manifest` for another benchmark's)."""
+    return MANIFEST_MODELS.get(protocol, Manifest)
+
+
+def read_manifest(run_dir: Path, model: type[Manifest] | None = None) -> Manifest:
+    """The manifest of a run directory as the model of its protocol (or as ``model``); RunError naming the file
+    when it is absent, unreadable or not a valid manifest."""
+    path = Path(run_dir) / MANIFEST_FILE
+    if not path.is_file():
+        raise RunError(f"{run_dir}: not a run directory (no {MANIFEST_FILE})")
+    generic = read_model(path, Manifest, "manifest", error=RunError)
+    chosen = model or manifest_model(generic.protocol)
+    if chosen is Manifest:
+        return generic
+    return validate_file(chosen, generic.dump(as_read=True), path, f"{generic.protocol} manifest", error=RunError)
+
+
+# ---------------------------------------------------------------------------------------------------------- status
+
+
+class ItemCounts(BaseModel):
+    """Items a run declared, and how many are done, failed and not run (no record)."""
+
+    declared: int
+    done: int = 0
+    failed: int = 0
+    not_run: int = 0
+
+
+class JudgeCounts(BaseModel):
+    """One judge's scores in a judging directory."""
+
+    done: int = 0
+    failed: int = 0
+
+
+class RunStatus(BaseModel):
+    """What a run directory holds, read without changing anything (it may be being written, or read-only).
+
+    Every kind has its protocol, the attempts by outcome, failed attempts by kind, tokens (and any cost the server
+    reported) and the writer (the process writing it now, or None). A native run has ``instances`` (its bench's,
+    counted) and ``failure_kinds``; a run of a benchmark with tasks has ``tasks``; a judging directory has
+    ``panel`` and ``judges``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    protocol: str
+    benchmark: str | None = None
+    kind: Literal["run", "tasks", "judging"] = "run"
+    """``run``: a native run (one bench); ``tasks``: a run of a benchmark with tasks; ``judging``: a judging
+    directory."""
+    model: str | None = None
+    route: str | None = None
+    simulated: bool = False
+    condition: str = "both"
+    bench: str | None = Field(default=None, description="A native run's bench: 'name vVERSION'.")
+    instances: ItemCounts | None = Field(default=None, description="A native run's bench instances, counted.")
+    failure_kinds: dict[str, int] = Field(default_factory=dict, description="Failed items by failure kind.")
+    tasks: dict[str, ItemCounts] | None = Field(default=None, description="Per task: its items, counted.")
+    limit: int | None = Field(default=None, description="The declared --limit of a run with tasks.")
+    panel: str | None = Field(default=None, description="A judging directory's panel.")
+    judges: dict[str, JudgeCounts] | None = Field(default=None, description="A judging directory's judges.")
+    attempts: dict[str, int] = Field(default_factory=dict, description="Attempts by outcome (ok, failed, ...).")
+    attempt_failures: dict[str, int] = Field(default_factory=dict, description="Failed attempts by kind.")
+    tokens: dict[str, float] = Field(default_factory=dict, description="Token counts (and cost, when reported).")
+    writer: LockHolder | None = None
+
+
+# ---------------------------------------------------------------------------------------------------------- export
+
+
+class ExportFile(FileModel):
+    """An export of a run: its schema and status, and its records (every kind of export has these)."""
+
+    schema_: str = Field(alias="schema")
+    status: str
+    """``complete``, ``incomplete``, or a benchmark's own (``scored_with_request_failures``)."""
+
+    @property
+    def n_records(self) -> int:
+        """How many item records the export holds."""
+        for name in ("records", "items"):
+            value = getattr(self, name, None)
+            if isinstance(value, list):
+                return len(value)
+        return 0
+
+
+class NativeRecord(FileModel):
+    """One item of a native run's export: its reply and metadata (the item's subcategory, language and source are
+    kept as the store has them)."""
+
+    id: str
+    status: str
+    reply: str | None = None
+    reasoning: str | None = None
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    delivered: dict[str, Any] | None = None
+    error_kind: str | None = None
+    error: str | None = None
+    attempts: int = 0
+    request_sha256: str | None = None
+
+
+class ExportCounts(BaseModel):
+    """A native run's counts: bench instances, done, failed, not run, failure kinds and tokens."""
+
+    model_config = ConfigDict(extra="allow")
+
+    instances: int
+    done: int
+    failed: int
+    not_run: int
+    failure_kinds: dict[str, int] = Field(default_factory=dict)
+    tokens: dict[str, float] = Field(default_factory=dict)
+
+
+class NativeExport(ExportFile):
+    """The export of a native run (schema omnivchat-export-v1): per-item replies and metadata, the manifest without
+    endpoint, base URL or key variable, and the counts."""
+
+    schema_: str = Field(EXPORT_SCHEMA, alias="schema")
+    simulated: bool = False
+    manifest: dict[str, Any] = Field(default_factory=dict, description="The run's manifest, shareable.")
+    counts: ExportCounts
+    records: list[NativeRecord] = Field(default_factory=list)
+
+
+def read_export(path: Path) -> ExportFile:
+    """An export file (any benchmark's): :class:`NativeExport` for a native run's, :class:`ExportFile` (with its
+    own fields kept) for another's."""
+    generic = read_model(path, ExportFile, "export")
+    if generic.schema_ == EXPORT_SCHEMA:
+        return read_model(path, NativeExport, "export")
+    return generic
