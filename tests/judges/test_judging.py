@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from omnivchat.cli import app
 from omnivchat.judges import (
     JudgesConfig,
+    JudgesFileError,
     collect_scores,
     judge_run,
     load_judges,
@@ -162,7 +163,7 @@ def test_judges_file_errors(tmp_path):
     config = load_judges(good)
     assert isinstance(config, JudgesConfig) and config.judges["A"].extra == {"top_k": 1}
     assert config.panel("solo") == ["A"] and config.panel(None) == ["A"]
-    with pytest.raises(KeyError, match="no panel 'nope'"):
+    with pytest.raises(JudgesFileError, match="no panel 'nope'"):
         config.panel("nope")
 
 

@@ -46,7 +46,7 @@ class OmniVChatBench:
 
     name = NATIVE_BENCHMARK
     title = "OmniVChat-Bench format: questions spoken in clips, tiered gated rubrics (Eq. 1-2), Table 1"
-    protocols = (PROTOCOL,)
+    protocols: tuple[str, ...] = (PROTOCOL,)
 
     def chance(self, task: str) -> float:
         return 0.0  # a guess meets no rubric tier

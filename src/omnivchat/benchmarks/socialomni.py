@@ -69,7 +69,7 @@ class SocialOmniBench:
 
     name = "socialomni"
     title = "SocialOmni: Who (who speaks, 4-way), When (interrupt now?, YES/NO), How (what to say, judged 0-100)"
-    protocols = (PROTOCOL, PROTOCOL + "-judging")
+    protocols: tuple[str, ...] = (PROTOCOL, PROTOCOL + "-judging")
 
     def chance(self, task: str) -> float:
         return CHANCE[task]
@@ -82,7 +82,7 @@ class SocialOmniBench:
         if unknown or not chosen:
             raise SocialOmniError(f"socialomni tasks are who, when and how (got {', '.join(unknown) or 'none'})")
         who, when, how = load_tasks(source.data, source.media, chosen, source.limit)
-        items = {"who": who, "when": when, "how": how}
+        items: dict[str, list[Any]] = {"who": who, "when": when, "how": how}
         return SocialOmniData(source.data, chosen, source.limit, load_cards(source.prompts), items)
 
     def items(self, dataset: SocialOmniData, options: RunOptions) -> list[Item]:

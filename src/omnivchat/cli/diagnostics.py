@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -12,12 +13,15 @@ from omnivchat._files import check_output_dir, check_output_file, write_model
 from omnivchat.cli._app import console, err_console, fail
 from omnivchat.cli._options import RouteOptions, route_options
 
+if TYPE_CHECKING:
+    from omnivchat.routes import Route
 
-def warn_unchecked(route: object) -> None:
+
+def warn_unchecked(route: Route) -> None:
     """Warn when a real route has never passed the audio-track check."""
     from omnivchat.diagnostics._route_check import passing_check_on_record
 
-    if route.settings.route != "sim" and not passing_check_on_record(route):  # type: ignore[arg-type]
+    if route.settings.route != "sim" and not passing_check_on_record(route):
         err_console.print(
             f"[yellow]warning:[/] no passing audio-track check on record for {route.model_id} with these "
             "settings: run `omnivchat check-route` with the same options to verify the audio really arrives."
@@ -147,7 +151,7 @@ def ablate_command(
 
     probe_route = make_route()
     warn_unchecked(probe_route)
-    options = {
+    options: dict[str, Any] = {
         "benchmark": the_benchmark,
         "source": source,
         "task": task,
@@ -281,7 +285,7 @@ def demo_command(
     dirs = []
     for model in DEMO_MODELS:
         out = output / model.replace(":", "-")
-        grid = run_grid(bench, lambda m=model: get_route(m), out, panel=panel, progress=progress, say=_say)
+        grid = run_grid(bench, functools.partial(get_route, model), out, panel=panel, progress=progress, say=_say)
         _say(grid.reuse_line())
         write_ablation(
             out, grid, panel=panel, aggregate="mean", neither="blank", self_check_record=record, simulated=True

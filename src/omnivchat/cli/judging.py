@@ -14,25 +14,6 @@ from omnivchat.cli._app import RETRY_ATTEMPTS, console, err_console, fail, print
 judges_app = typer.Typer(help="Judge studies.", no_args_is_help=True)
 
 
-def _errors() -> tuple[type[Exception], ...]:
-    from omnivchat.bench import BenchError
-    from omnivchat.judges import JudgesFileError
-    from omnivchat.routes import CredentialError, SettingsError
-    from omnivchat.routes._openai import ConfigError
-    from omnivchat.runs import RunError
-
-    return (
-        BenchError,
-        JudgesFileError,
-        CredentialError,
-        SettingsError,
-        ConfigError,
-        RunError,
-        KeyError,
-        FileNotFoundError,
-    )
-
-
 def judge_command(
     run_dir: Annotated[Path, typer.Argument(help="Run directory whose replies are graded (any benchmark's).")],
     judges: Annotated[
@@ -136,16 +117,13 @@ def score_run(
 
     if aggregate not in ("mean", "majority"):
         raise fail("--aggregate must be 'mean' or 'majority'")
-    try:
-        config = load_judges(judges)
-        if panel in config.judges or panel == RULE_JUDGE:
-            members = [panel]
-        else:
-            members = config.panel(panel) if (judges or panel) else [RULE_JUDGE]
-        the_bench = run_bench(run_dir, bench)
-        items = collect_scores(run_dir, the_bench, members, aggregate=aggregate, style_judge=style_judge)  # type: ignore[arg-type]
-    except _errors() as err:
-        raise fail(str(err)) from None
+    config = load_judges(judges)
+    if panel in config.judges or panel == RULE_JUDGE:
+        members = [panel]
+    else:
+        members = config.panel(panel) if (judges or panel) else [RULE_JUDGE]
+    the_bench = run_bench(run_dir, bench)
+    items = collect_scores(run_dir, the_bench, members, aggregate=aggregate, style_judge=style_judge)  # type: ignore[arg-type]
     row = table1_row([i.scored_reply() for i in items], style_graded=style_judge is not None)
     title = f"Table 1 row: {the_bench.info.name}, panel {'+'.join(members)} ({aggregate})"
     values = print_table1(row, title)
@@ -181,7 +159,8 @@ def agree_command(
     """Table 2 of the paper for any judges on the same replies: per-judge scores, pairwise agreement and kappa,
     Krippendorff's alpha, bootstrap SD, repeat-run variation, variance shares and profile correlations."""
     from omnivchat._files import check_output_file, write_text_atomic
-    from omnivchat.judges import agreement_report, collect_judgments, render_agreement, run_bench
+    from omnivchat.judges import collect_judgments, run_bench
+    from omnivchat.judges._agreement import agreement_report, render_agreement
 
     if output is not None:  # the default, RUN_DIR/agreement.json, is this command's own file: it is replaced
         check_output_file(output, inputs=[bench], force=force)
@@ -191,7 +170,7 @@ def agree_command(
     try:
         the_bench = run_bench(run_dir, bench)
         report = agreement_report(collect_judgments(run_dir, the_bench, names), names, n_resamples=resamples, seed=seed)
-    except (*_errors(), ValueError) as err:
+    except ValueError as err:  # statistics over too few items: say so in one line
         raise fail(str(err)) from None
     for table in render_agreement(report):
         console.print(table)
@@ -279,7 +258,7 @@ def score_command(
                 source=i.source,
                 score=rubric_score(i.tiers, graded[i.id].hits),
                 reply=graded[i.id].reply,
-                style=None if graded[i.id].style is None else float(graded[i.id].style),
+                style=None if graded[i.id].style is None else float(bool(graded[i.id].style)),
             )
             for i in loaded.instances
         ]

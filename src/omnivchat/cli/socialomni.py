@@ -23,16 +23,6 @@ socialomni_app = typer.Typer(
 )
 
 
-def _errors() -> tuple[type[Exception], ...]:
-    from omnivchat.media import MediaError
-    from omnivchat.routes import CredentialError, SettingsError
-    from omnivchat.routes._openai import ConfigError
-    from omnivchat.runs import ManifestMismatch, RunError
-    from omnivchat.socialomni._data import SocialOmniError
-
-    return (SocialOmniError, CredentialError, SettingsError, ConfigError, ManifestMismatch, RunError, MediaError)
-
-
 def _quality(m: HowMetrics) -> str:
     """QGold, QEns, Cov+ and QEns_joint on one line; null stays null."""
     values = {"qgold": m.qgold, "qens": m.qens, "cov_plus": m.cov_plus, "qens_joint": m.qens_joint}
@@ -148,21 +138,18 @@ def judge_command(
 
     out = output or run / "judging"
     check_output_dir(out, ours=lambda d: (d / "manifest.json").is_file(), kind="a SocialOmni judging directory")
-    try:
-        template, template_sha = load_judge_template(judge_prompt)
-        summary = judge_run(
-            run,
-            contexts,
-            judges,
-            panel,
-            out,
-            template=template,
-            template_sha=template_sha,
-            only_judge=only_judge,
-            progress=progress,
-        )
-    except _errors() as err:
-        raise fail(str(err)) from None
+    template, template_sha = load_judge_template(judge_prompt)
+    summary = judge_run(
+        run,
+        contexts,
+        judges,
+        panel,
+        out,
+        template=template,
+        template_sha=template_sha,
+        only_judge=only_judge,
+        progress=progress,
+    )
     m = summary.metrics
     console.print(f"panel {panel} ({', '.join(summary.judges)}): {_quality(m)}")
     console.print(f"wrote {out / 'scores.json'} and {out / 'summary.json'}")
@@ -208,19 +195,16 @@ def rescore_command(
     if (run is None) == (paper is None):
         raise fail("give either --run (with --contexts and --model) or --paper")
     check_output_dir(output, ours=lambda d: (d / "input.json").is_file(), kind="a SocialOmni rescoring directory")
-    try:
-        if run is not None:
-            if contexts is None or model is None:
-                raise fail("--run needs --contexts and --model")
-            data = prepare_from_run(run, contexts, model)
-        else:
-            assert paper is not None
-            data = prepare_from_archive(paper)
-        write_model(output / "input.json", data)
-        template, _ = load_judge_template(judge_prompt)
-        result = rescore(data, judges, panel, output, template=template, only_judge=only_judge, progress=progress)
-    except _errors() as err:
-        raise fail(str(err)) from None
+    if run is not None:
+        if contexts is None or model is None:
+            raise fail("--run needs --contexts and --model")
+        data = prepare_from_run(run, contexts, model)
+    else:
+        assert paper is not None
+        data = prepare_from_archive(paper)
+    write_model(output / "input.json", data)
+    template, _ = load_judge_template(judge_prompt)
+    result = rescore(data, judges, panel, output, template=template, only_judge=only_judge, progress=progress)
     for entry in result.models:
         m = entry.metrics
         console.print(f"{entry.model}: {_quality(m)}")
@@ -245,10 +229,7 @@ def export_command(
     from omnivchat.socialomni._run import export
 
     check_output_file(output, force=force)
-    try:
-        data = export(run, judging or run / "judging", allow_incomplete=allow_incomplete)
-    except _errors() as err:
-        raise fail(str(err)) from None
+    data = export(run, judging or run / "judging", allow_incomplete=allow_incomplete)
     write_model(output, data)
     console.print(f"wrote {output} (status {data.status}, {len(data.items)} items)")
     for reason in data.incomplete_reasons:

@@ -3,6 +3,7 @@ and the harness self-check that must catch a broken simulated model before a rea
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -241,7 +242,7 @@ def self_check(
     for model in SELF_CHECK_MODELS:
         results[model] = run_grid(
             dataset,
-            lambda m=model: get_route(m),
+            functools.partial(get_route, model),
             out_dir / model.replace(":", "-"),
             panel=panel,
             config=config,

@@ -99,7 +99,7 @@ class JudgesConfig(BaseModel):
         if name is None:
             return self.panels.get("default") or list(self.judges)
         if name not in self.panels:
-            raise KeyError(f"no panel {name!r}; the file defines: {', '.join(self.panels) or 'none'}")
+            raise JudgesFileError(f"no panel {name!r}; the file defines: {', '.join(self.panels) or 'none'}")
         return self.panels[name]
 
 

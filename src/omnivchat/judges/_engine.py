@@ -20,7 +20,7 @@ from omnivchat.routes import ChatRequest, ChatResponse, CredentialError, Route, 
 from omnivchat.routes import resolve_settings as _resolve_settings
 from omnivchat.runs import RetryPolicy, Runner, RunStore, RunSummary
 
-V = TypeVar("V")
+V = TypeVar("V", covariant=True)  # a task of one verdict type is a task of any wider one
 
 
 @dataclass(frozen=True)

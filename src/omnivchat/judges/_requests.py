@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from omnivchat.bench import Instance
 from omnivchat.judges._config import JudgeSpec
 from omnivchat.prompts import load_prompt
@@ -35,7 +37,7 @@ def aliases_for(model_id: str, extra: list[str] | None = None) -> list[str]:
 class JudgePrompts:
     """System prompt and user template of the rubric and style judges, from the shipped files or the user's."""
 
-    def __init__(self, rubric: str | None = None, style: str | None = None) -> None:
+    def __init__(self, rubric: str | Path | None = None, style: str | Path | None = None) -> None:
         self.rubric_system, self.rubric_label = load_prompt(rubric, "rubric_judge.txt")
         self.rubric_user = load_prompt(None, "rubric_judge_user.txt")[0]
         self.style_system, self.style_label = load_prompt(style, "style_judge.txt")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -221,7 +221,7 @@ class ItemScore:
             source=self.source,
             score=self.score,
             reply=self.reply,
-            style=self.style,  # type: ignore[arg-type]
+            style=self.style,
             ran=self.ran,
         )
 
@@ -270,21 +270,21 @@ def collect_scores(
             raise RunError(f"{run_dir}: items {', '.join(unknown[:5])} are not in the bench {bench.root}")
         for instance in bench.instances:
             item_id = instance.id
+            base = ItemScore(
+                item_id, instance.subcategory, instance.source, reply=None, score=None, style=None, reason=""
+            )
             if item_id not in outcomes:
-                base = {"item_id": item_id, "subcategory": instance.subcategory, "source": instance.source}
-                never = {"reason": "not run", "ran": False, "failure": "not run"}
-                scores.append(ItemScore(**base, reply=None, score=None, style=None, **never))  # type: ignore[arg-type]
+                scores.append(replace(base, reason="not run", ran=False, failure="not run"))
                 continue
             reply, error = outcomes[item_id]
-            base = {"item_id": item_id, "subcategory": instance.subcategory, "source": instance.source, "reply": reply}
             if reply is None:
-                why = f"request failed: {error}"
                 kind = f"request: {error.split(':', 1)[0]}"
-                scores.append(ItemScore(**base, score=None, style=None, reason=why, failure=kind))
+                scores.append(replace(base, reason=f"request failed: {error}", failure=kind))
                 continue
+            base = replace(base, reply=reply)
             if is_empty_reply(reply):
                 empty_style = 0.0 if style_judge is not None else None  # Style exists only where it was graded
-                scores.append(ItemScore(**base, score=0.0, style=empty_style, reason="empty reply (0, not judged)"))
+                scores.append(replace(base, score=0.0, style=empty_style, reason="empty reply (0, not judged)"))
                 continue
             n = len(instance.rubric)
             verdicts: dict[str, list[int] | None] = {}
@@ -294,7 +294,8 @@ def collect_scores(
                 if judge == RULE_JUDGE:
                     hits, why = rule_verdict(instance, reply)
                 else:
-                    hits, why = stored_verdict(store, rubric, judge, item_id)
+                    stored, why = stored_verdict(store, rubric, judge, item_id)
+                    hits = stored
                 verdicts[judge] = hits
                 if hits is None:
                     reasons.append(f"{judge}: {why}")
@@ -309,12 +310,10 @@ def collect_scores(
                     score = sum(v for v in per_judge.values() if v is not None) / len(panel)
             style = None
             if style_judge is not None:
-                hits, _ = stored_verdict(store, style_task(), style_judge, item_id)
-                style = None if hits is None else float(len(hits) == STYLE_REQUIREMENTS)
+                checked, _ = stored_verdict(store, style_task(), style_judge, item_id)
+                style = None if checked is None else float(len(checked) == STYLE_REQUIREMENTS)
             reason = "; ".join(reasons) if reasons else f"panel {aggregate} of {len(panel)}"
-            scores.append(
-                ItemScore(**base, score=score, style=style, reason=reason, per_judge=per_judge, failure=failure)
-            )
+            scores.append(replace(base, score=score, style=style, reason=reason, per_judge=per_judge, failure=failure))
     return scores
 
 

@@ -364,6 +364,7 @@ def _agreement(run: ScoredRun) -> dict[str, Any]:
     from omnivchat.judges._agreement import TABLE2_CATEGORIES
 
     r, f = run.agreement, run.agreement_file
+    assert f is not None  # only runs with an agreement study come here
     undefined = "undefined (no reply used, or nothing to divide or correlate)"
 
     def cells(section: str, k: int, obj: Any, fields: tuple[str, ...]) -> list[Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import csv
+import functools
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -194,7 +195,8 @@ def item_request(
         message = str(err) if str(item.video) in str(err) else f"{item.video}: {err}"
         raise RouteError("media", message) from None
     meta["media_sha256"] = clip_sha
-    text = {"who": who_text, "when": when_text, "how": how_text}[task](cards, item)
+    cards_of: dict[str, Callable[[PromptCards, Any], str]] = {"who": who_text, "when": when_text, "how": how_text}
+    text = cards_of[task](cards, item)
     sent = transform(clip) if transform is not None else clip  # an ablation condition, applied to the prefix
     return ChatRequest(item_id=_label(task, item.id), clip=sent, text=text, sampling=sampling)
 
@@ -265,15 +267,14 @@ def evaluate(
     # The protocol's sampling (temperature 0.3, top_p 1) unless the user set other values, which the manifest records.
     generation = {**GENERATION, **(generation or {})}
     who, when, how = load_tasks(annotations, media_root, tasks, limit)
-    items_by_task = {"who": who, "when": when, "how": how}
+    items_by_task: dict[str, list[Any]] = {"who": who, "when": when, "how": how}
     manifest = run_manifest(annotations, route, items_by_task, tasks, cards, generation, max_tokens, limit)
     sampling = Sampling(max_tokens=max_tokens, **generation)
 
     def pending(task: str, item: Any) -> Pending:
         meta = item_meta(task, item)
-        return Pending(
-            _label(task, item.id), lambda: item_request(task, item, cards, out / "prefixes", sampling, meta), meta
-        )
+        build = functools.partial(item_request, task, item, cards, out / "prefixes", sampling, meta)
+        return Pending(_label(task, item.id), build, meta)
 
     work = [TaskWork(task, [pending(task, i) for i in items_by_task[task]]) for task in tasks]
     try:

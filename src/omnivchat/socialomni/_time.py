@@ -26,7 +26,7 @@ def _normalize(text: str) -> str:
     return text.replace(_FULLWIDTH_COLON, ":")
 
 
-def seconds(ts: str | int | float) -> float:
+def seconds(ts: object) -> float:
     """Seconds from an annotation timestamp.
 
     - a number, or a string with one part: plain seconds (``"27"`` → 27.0);
