@@ -16,9 +16,9 @@ this package costs next to nothing. See docs/media.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from omnivchat._lazy import lazy_names
 from omnivchat.media._ffmpeg import MediaError, ffmpeg_exe
 
 if TYPE_CHECKING:
@@ -105,14 +105,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'omnivchat.media' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"omnivchat.media.{module}"), name)
-    globals()[name] = value  # later look-ups skip this hook
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

@@ -15,8 +15,9 @@ none of numpy, PyAV, Pillow or matplotlib. See docs/studio.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from omnivchat._lazy import lazy_names
 
 if TYPE_CHECKING:
     from omnivchat.studio.minibench import (
@@ -111,16 +112,4 @@ __all__ = [
 _SUBPACKAGES = ("minibench", "render", "tail")
 
 
-def __getattr__(name: str) -> Any:
-    if name in _SUBPACKAGES:  # ``studio.tail.FADE_S`` works without importing the subpackage first
-        return importlib.import_module(f"omnivchat.studio.{name}")
-    package = _LAZY.get(name)
-    if package is None:
-        raise AttributeError(f"module 'omnivchat.studio' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"omnivchat.studio.{package}"), name)
-    globals()[name] = value  # later look-ups skip this hook
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_SUBPACKAGES))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals(), _SUBPACKAGES)

@@ -16,8 +16,9 @@ importing this package loads none of numpy, PyAV or Pillow. See docs/studio.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from omnivchat._lazy import lazy_names
 
 if TYPE_CHECKING:
     from omnivchat.studio.render._renderer import (
@@ -77,14 +78,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'omnivchat.studio.render' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"omnivchat.studio.render.{module}"), name)
-    globals()[name] = value  # later look-ups skip this hook
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

@@ -18,8 +18,9 @@ lazily: importing this package loads neither numpy nor PyAV. See docs/studio.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from omnivchat._lazy import lazy_names
 
 if TYPE_CHECKING:
     from omnivchat.studio.tail._clip import (
@@ -142,14 +143,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'omnivchat.studio.tail' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"omnivchat.studio.tail.{module}"), name)
-    globals()[name] = value  # later look-ups skip this hook
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())
