@@ -134,3 +134,17 @@ def route_options(command: Callable[..., Any]) -> Callable[..., Any]:
         parameters=[*(p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own), *added]
     )
     return wrapper
+
+
+# Options several commands take, declared once so that a flag reads the same in every --help.
+DataOption = Annotated[
+    Path, typer.Option("--bench", "--data", help="The benchmark's data: a bench directory, an annotations folder.")
+]
+BenchmarkOption = Annotated[
+    str, typer.Option("--benchmark", help="Registered benchmark (`omnivchat benchmarks` lists them).")
+]
+MediaOption = Annotated[Path | None, typer.Option("--media", help="Media folder, for a benchmark that has one.")]
+ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
+OnlyJudgeOption = Annotated[
+    str | None, typer.Option("--only-judge", help="Run this one judge; a later run assembles the panel.")
+]

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from omnivchat._files import check_output_dir, check_output_file, write_model
 from omnivchat.cli._app import console, err_console, fail
-from omnivchat.cli._options import RouteOptions, route_options
+from omnivchat.cli._options import BenchmarkOption, DataOption, MediaOption, ProgressOption, RouteOptions, route_options
 
 if TYPE_CHECKING:
     from omnivchat.routes import Route
@@ -71,16 +71,12 @@ def is_ablation_dir(path: Path) -> bool:
 
 @route_options
 def ablate_command(
-    bench: Annotated[
-        Path, typer.Option("--bench", "--data", help="The benchmark's data: a bench directory, an annotations folder.")
-    ],
+    bench: DataOption,
     model: Annotated[str, typer.Option("--model", help="Model id (see `omnivchat eval --help`).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the four condition runs.")],
     route: RouteOptions,
-    benchmark: Annotated[
-        str, typer.Option("--benchmark", help="Registered benchmark (`omnivchat benchmarks` lists them).")
-    ] = "omnivchat",
-    media: Annotated[Path | None, typer.Option("--media", help="Media folder, for a benchmark that has one.")] = None,
+    benchmark: BenchmarkOption = "omnivchat",
+    media: MediaOption = None,
     task: Annotated[
         str | None, typer.Option("--task", help="The task to diagnose, for a benchmark with several.")
     ] = None,
@@ -120,7 +116,7 @@ def ablate_command(
         ),
     ] = None,
     concurrency: Annotated[int | None, typer.Option("--concurrency", min=1, help="Requests in flight at most.")] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
+    progress: ProgressOption = True,
 ) -> None:
     """The modality ablation grid, for any registered benchmark: run a model under both / video_only / audio_only
     / neither, judge each, and report fusion gain, video and audio reliance and the prior floor with paired 95%
@@ -246,7 +242,7 @@ def demo_command(
         "runs/demo"
     ),
     per_subcategory: Annotated[int, typer.Option("--per-subcategory", min=1, help="Instances per subcategory.")] = 1,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
+    progress: ProgressOption = True,
 ) -> None:
     """The whole loop offline, in one command and no key: make a procedural mini-bench, check the harness, run
     two simulated models (healthy, and one that ignores the video) through the ablation grid with the offline

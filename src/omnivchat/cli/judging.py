@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 from omnivchat.cli._app import RETRY_ATTEMPTS, console, err_console, fail, print_failures
+from omnivchat.cli._options import OnlyJudgeOption, ProgressOption
 
 judges_app = typer.Typer(help="Judge studies.", no_args_is_help=True)
 
@@ -22,9 +23,7 @@ def judge_command(
     panel: Annotated[
         str | None, typer.Option("--panel", help="Panel to run (default: 'default', else every judge).")
     ] = None,
-    only_judge: Annotated[
-        str | None, typer.Option("--only-judge", help="Run this one judge; assemble the panel later.")
-    ] = None,
+    only_judge: OnlyJudgeOption = None,
     bench: Annotated[
         Path | None, typer.Option("--bench", "--data", help="The run's data (default: the one it recorded).")
     ] = None,
@@ -46,7 +45,7 @@ def judge_command(
     max_attempts: Annotated[
         int, typer.Option("--max-attempts", min=1, help="Asks per verdict before it is unscored (retries included).")
     ] = RETRY_ATTEMPTS,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
+    progress: ProgressOption = True,
 ) -> None:
     """Grade a run's replies with LLM judges, through the one judge engine, for any benchmark.
 

@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from omnivchat.cli._app import RETRY_ATTEMPTS, console, err_console, print_failures
-from omnivchat.cli._options import RouteOptions, route_options
+from omnivchat.cli._options import BenchmarkOption, DataOption, MediaOption, ProgressOption, RouteOptions, route_options
 
 if TYPE_CHECKING:
     from omnivchat.benchmarks import RunOptions, Source
@@ -21,19 +21,15 @@ runs_app = typer.Typer(help="Inspect run directories.", no_args_is_help=True)
 
 @route_options
 def eval_command(
-    bench: Annotated[
-        Path, typer.Option("--bench", "--data", help="The benchmark's data: a bench directory, an annotations folder.")
-    ],
+    bench: DataOption,
     model: Annotated[
         str,
         typer.Option("--model", help="Model id, e.g. qwen3-omni-flash, Qwen/Qwen3-Omni-30B-A3B-Instruct, sim:healthy."),
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="Run directory (created, or resumed when identical).")],
     route: RouteOptions,
-    benchmark: Annotated[
-        str, typer.Option("--benchmark", help="Registered benchmark (`omnivchat benchmarks` lists them).")
-    ] = "omnivchat",
-    media: Annotated[Path | None, typer.Option("--media", help="Media folder, for a benchmark that has one.")] = None,
+    benchmark: BenchmarkOption = "omnivchat",
+    media: MediaOption = None,
     tasks: Annotated[
         str | None, typer.Option("--tasks", help="Comma-separated tasks, for a benchmark that has several.")
     ] = None,
@@ -48,7 +44,7 @@ def eval_command(
     max_attempts: Annotated[
         int, typer.Option("--max-attempts", min=1, help="Attempts per request, retries included.")
     ] = RETRY_ATTEMPTS,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
+    progress: ProgressOption = True,
 ) -> None:
     """Run a model on a benchmark into a resumable, auditable run directory.
 

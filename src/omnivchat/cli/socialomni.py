@@ -11,11 +11,19 @@ import typer
 
 from omnivchat._files import check_output_dir, check_output_file, write_model
 from omnivchat.cli._app import RETRY_ATTEMPTS, console, fail
-from omnivchat.cli._options import RouteOptions, route_options
+from omnivchat.cli._options import OnlyJudgeOption, ProgressOption, RouteOptions, route_options
 
 if TYPE_CHECKING:
     from omnivchat.socialomni._files import SocialOmniSummary
     from omnivchat.socialomni._metrics import HowMetrics
+
+_JudgePromptOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--judge-prompt",
+        help="Replace the judge prompt (placeholders {context} {target_question} {reference} {candidate}).",
+    ),
+]
 
 socialomni_app = typer.Typer(
     help="SocialOmni (Who / When / How): generate, judge with the three-judge panel, rescore archives, export.",
@@ -84,7 +92,7 @@ def evaluate_command(
     prompt_cards: Annotated[
         Path | None, typer.Option("--prompt-cards", help='JSON {"who","when","how"} cards (e.g. the official ones).')
     ] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
+    progress: ProgressOption = True,
 ) -> None:
     """Generate Who / When / How answers: prefixes trimmed at the cut-off before encoding, media first then the
     card text, temperature 0.3, strict full-reply parsing with fixed denominators. Every item is validated before
@@ -119,17 +127,9 @@ def judge_command(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Judging directory (default RUN/judging).")
     ] = None,
-    only_judge: Annotated[
-        str | None, typer.Option("--only-judge", help="Run one judge; a later run assembles the panel.")
-    ] = None,
-    judge_prompt: Annotated[
-        Path | None,
-        typer.Option(
-            "--judge-prompt",
-            help="Replace the judge prompt (placeholders {context} {target_question} {reference} {candidate}).",
-        ),
-    ] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
+    only_judge: OnlyJudgeOption = None,
+    judge_prompt: _JudgePromptOption = None,
+    progress: ProgressOption = True,
 ) -> None:
     """Score How answers with the three-judge panel (0/25/50/75/100, temperature 0): QGold, QEns, Cov+ and
     QEns_joint, all null while any non-empty answer lacks a full panel. Exit status 1 while incomplete."""
@@ -175,17 +175,9 @@ def rescore_command(
         Path | None, typer.Option("--paper", help="Archived answers: ensemble_response_scores.csv.")
     ] = None,
     panel: Annotated[str, typer.Option("--panel", help="standard, paper-v3, gpt56-sol, ...")] = "standard",
-    only_judge: Annotated[
-        str | None, typer.Option("--only-judge", help="Run one judge; a later run assembles the panel.")
-    ] = None,
-    judge_prompt: Annotated[
-        Path | None,
-        typer.Option(
-            "--judge-prompt",
-            help="Replace the judge prompt (placeholders {context} {target_question} {reference} {candidate}).",
-        ),
-    ] = None,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")] = True,
+    only_judge: OnlyJudgeOption = None,
+    judge_prompt: _JudgePromptOption = None,
+    progress: ProgressOption = True,
 ) -> None:
     """Rescore How answers from a hosted run or from archived paper answers (QGold null for archives) with the
     same rubric and panel. Writes input.json (normalised) and results.json."""
