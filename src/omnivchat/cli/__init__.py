@@ -18,6 +18,7 @@ from omnivchat.cli.media import repair_tails_command
 from omnivchat.cli.report import report_command
 from omnivchat.cli.runs import eval_command, export_command, runs_app
 from omnivchat.cli.socialomni import socialomni_app
+from omnivchat.cli.studio import studio_app
 
 app = typer.Typer(
     cls=Commands,
@@ -30,6 +31,7 @@ app.command("demo")(demo_command)
 app.command("validate")(validate_command)
 app.command("benchmarks")(benchmarks_command)
 app.add_typer(bench_app, name="bench")
+app.add_typer(studio_app, name="studio")
 app.command("eval")(eval_command)
 app.add_typer(runs_app, name="runs")
 app.command("export")(export_command)

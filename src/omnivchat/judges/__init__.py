@@ -16,7 +16,7 @@ from omnivchat.judges._files import (
     scores_from_json,
 )
 from omnivchat.judges._requests import STYLE_REQUIREMENTS, JudgePrompts, aliases_for, rubric_request, style_request
-from omnivchat.judges._rule import rule_verdict
+from omnivchat.judges._rule import check_holds, rule_verdict
 from omnivchat.judges._run import (
     ItemScore,
     JudgeReport,
@@ -55,6 +55,7 @@ __all__ = [
     "agreement_report",
     "aliases_for",
     "ask",
+    "check_holds",
     "collect_judgments",
     "collect_scores",
     "hits_schema",

@@ -9,7 +9,8 @@ from __future__ import annotations
 from omnivchat.bench import Check, Instance
 
 
-def _holds(check: Check, reply: str) -> bool:
+def check_holds(check: Check, reply: str) -> bool:
+    """Whether ``reply`` meets the machine check ``check`` (negation-aware, spoken forms normalised)."""
     from omnivchat.scoring.spoken import contains_phrase, detect_language, numbers_in
 
     def present(entry: str | list[str], *, negation_aware: bool = True) -> bool:
@@ -37,5 +38,5 @@ def rule_verdict(instance: Instance, reply: str) -> tuple[list[int] | None, str]
     unchecked = [n for n, c in enumerate(instance.rubric, start=1) if c.check is None]
     if unchecked:
         return None, f"criteria {unchecked} carry no machine check: the rule judge cannot decide them"
-    hits = [n for n, c in enumerate(instance.rubric, start=1) if c.check is not None and _holds(c.check, reply)]
+    hits = [n for n, c in enumerate(instance.rubric, start=1) if c.check is not None and check_holds(c.check, reply)]
     return hits, "decided by machine checks"

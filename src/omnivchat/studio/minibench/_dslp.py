@@ -218,15 +218,14 @@ def build_ucr(rng: random.Random, lang: str) -> Draft:
 # ------------------------------------------------------------------------------------------- camera mode
 
 
-def _which_side(rng: random.Random, lang: str, item: Item, camera: str, *, switched: bool) -> str:
+def _which_side(rng: random.Random, lang: str, item: Item, *, switched: bool) -> str:
     if lang == "en":
-        lead = f"I've switched to the {camera} camera now. " if switched else ""
+        lead = "Okay, look again now. " if switched else ""  # the new camera mode is for the model to see
         return lead + pick(
             rng,
             (f"Is the {item.name(lang)} on my left or on my right?", f"Which side of me is the {item.name(lang)} on?"),
         )
-    cam = {"front": "前置", "rear": "后置"}[camera]
-    lead = f"我现在换成{cam}摄像头了。" if switched else ""
+    lead = "好，现在再看一下。" if switched else ""
     return lead + pick(rng, (f"{item.name(lang)}在我的左边还是右边？", f"{item.name(lang)}在我哪一边？"))
 
 
@@ -239,7 +238,7 @@ def _side_scene(rng: random.Random, lang: str, items: list[Item], side: str, cam
         camera=camera,
         objects=[target.spec(side), other.spec(other_side(side))],
         person=figure(rng) if camera == "front" else None,
-        speech=[say(_which_side(rng, lang, target, camera, switched=switched), lang)],
+        speech=[say(_which_side(rng, lang, target, switched=switched), lang)],
     )
 
 

@@ -270,8 +270,8 @@ def build_mist(rng: random.Random, lang: str) -> Draft:
     person_b["hair"] = pick(rng, [c for c in HAIRS if c != person_a["hair"]])
     second_q = by_lang(
         lang,
-        f"Hi, I'm {name}, I'm taking over from my friend. What colour is the {target.shape.en}?",
-        f"你好，我是{name}，换我来跟你说。那个{target.shape.zh}是什么颜色？",
+        f"Hi, I'm {name}. What colour is the {target.shape.en}?",  # the change of speaker is seen and heard
+        f"你好，我是{name}。那个{target.shape.zh}是什么颜色？",
     )
     turn2 = base_scene(
         rng, camera="front", objects=objects, person=person_b, speech=[say(second_q, lang, voice=voice_b)]

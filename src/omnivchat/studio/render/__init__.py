@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         load_timeline,
         render_clip,
         sidecar_paths,
+        speech_timing,
     )
     from omnivchat.studio.render._scene import (
         Camera,
@@ -46,6 +47,7 @@ _LAZY: dict[str, str] = {
     "load_spec": "_renderer",
     "load_timeline": "_renderer",
     "render_clip": "_renderer",
+    "speech_timing": "_renderer",
     "sidecar_paths": "_renderer",
     "Camera": "_scene",
     "Lighting": "_scene",
@@ -74,6 +76,7 @@ __all__ = [
     "load_timeline",
     "render_clip",
     "sidecar_paths",
+    "speech_timing",
     "user_side",
 ]
 

@@ -1,0 +1,376 @@
+"""A synthesis run: sample the instances of each subcategory (module 0), run each through its state machine, keep
+the accepted ones as a bench directory (after tail repair) and every trace, accepted or discarded.
+
+Layout of the output directory::
+
+    bench.yaml, instances.jsonl, media/<id>/turnN.mp4     the bench (``omnivchat validate`` passes)
+    studio/manifest.json                                   what was asked (a rerun must ask the same)
+    studio/calls.sqlite                                    every agent call (the run store: replayed on resume)
+    studio/traces/<id>.json                                each ended instance, accepted or discarded
+    studio/accepted/<id>.json                              the bench record of each accepted instance
+    studio/work/<id>/                                      every candidate clip and the media a turn extracted
+
+Resumable: an instance with a trace is done (accepted or discarded) and is not run again; one without continues,
+its calls answered from the store. Repeating a finished command adds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from omnivchat._files import OutputError, check_output_dir, write_text_atomic
+from omnivchat.errors import OmnivchatError
+from omnivchat.studio.config import SubcategoryConfig
+from omnivchat.studio.engine._agents import Agents
+from omnivchat.studio.engine._calls import CALLS_FILE, AgentCallError, AgentCalls
+from omnivchat.studio.engine._pipeline import Budgets, Job, Result, Synthesis, copy_clip
+from omnivchat.studio.engine._trace import Trace
+from omnivchat.studio.engine._types import Passage
+
+STUDIO_DIR = "studio"
+MANIFEST = "manifest.json"
+DEFAULT_CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "default.jsonl"
+
+
+class StudioError(OmnivchatError, ValueError):
+    """A synthesis that cannot start: a bad corpus, an output that is not this synthesis's, other settings."""
+
+
+class StudioManifest(BaseModel):
+    """What a synthesis was asked: a rerun in the same directory must ask the same."""
+
+    version: int = 1
+    configs: dict[str, str] = Field(description="Subcategory code -> sha256 of its configuration.")
+    n: int
+    seed: int
+    backend: str
+    defect_rate: float
+    corpus: str = Field(description="sha256 of the corpus file.")
+    budgets: dict[str, int]
+
+
+@dataclass
+class Summary:
+    """How a synthesis went (this invocation and the whole run)."""
+
+    accepted: int = 0
+    discarded: Counter[str] = field(default_factory=Counter)
+    repairs: Counter[str] = field(default_factory=Counter)
+    already_done: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
+    calls_made: int = 0
+    calls_replayed: int = 0
+    seconds: float = 0.0
+    ran: int = 0
+    bench: Path | None = None
+    tail_repaired: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return not self.failed
+
+
+def load_corpus(path: Path) -> list[Passage]:
+    """A corpus JSONL file: one passage a line ({"id", "language", "text", "topic"?}); StudioError naming the file
+    and line of the first bad one."""
+    from omnivchat._files import decode_lines
+
+    passages: list[Passage] = []
+    seen: set[str] = set()
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise StudioError(f"{path}: cannot read the corpus: {err.strerror or err}") from None
+    for number, line in decode_lines(data):
+        if line is None:
+            raise StudioError(f"{path}:{number}: not UTF-8 text")
+        if not line.strip():
+            continue
+        try:
+            passage = Passage.model_validate(json.loads(line))
+        except (ValueError, ValidationError) as err:
+            first = str(err).splitlines()[0]
+            raise StudioError(f"{path}:{number}: not a passage ({first})") from None
+        if passage.id in seen:
+            raise StudioError(f"{path}:{number}: passage id {passage.id!r} repeats")
+        seen.add(passage.id)
+        passages.append(passage)
+    if len(passages) < 3:
+        raise StudioError(
+            f"{path}: a corpus needs at least 3 passages (three are drawn per instance), got {len(passages)}"
+        )
+    return passages
+
+
+def plan_jobs(configs: Sequence[SubcategoryConfig], passages: Sequence[Passage], *, n: int, seed: int) -> list[Job]:
+    """Module 0 for every instance: n assignments per subcategory by Eq. 7, an extra requirement drawn
+    independently at its probability, three passages balanced across the corpus's languages."""
+    from omnivchat.studio.sampling import sample_assignments, sample_passages
+
+    jobs = []
+    for config in configs:
+        assignments = sample_assignments(
+            config.probabilities(),
+            n,
+            preferences=config.preference_rules(),
+            exclusions=config.exclusion_rules(),
+            seed=_int_seed(seed, config.code, "attributes"),
+        )
+        for i, assignment in enumerate(assignments):
+            rng = random.Random(f"omnivchat-studio:{seed}:{config.code}:{i}")
+            extra = None
+            pool = config.extra_requirements
+            if pool is not None and rng.random() < pool.probability:
+                extra = rng.choice(pool.options)
+            chosen = sample_passages(list(passages), 3, language_of=lambda p: p.language, rng=rng)
+            instance_id = (
+                f"{config.code.lower()}-{hashlib.sha256(f'{seed}:{config.code}:{i}'.encode()).hexdigest()[:8]}"
+            )
+            jobs.append(
+                Job(instance_id, config, dict(assignment), extra, tuple(chosen), _int_seed(seed, config.code, i))
+            )
+    return jobs
+
+
+def studio_run(
+    configs: Sequence[SubcategoryConfig],
+    output: Path,
+    agents: Agents,
+    *,
+    n: int,
+    seed: int = 0,
+    corpus: Path | None = None,
+    backend: str = "offline",
+    defect_rate: float = 0.0,
+    concurrency: int = 2,
+    budgets: Budgets | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_done: Callable[[Trace], None] | None = None,
+) -> Summary:
+    """Synthesize ``n`` instances of each configuration into the bench directory ``output`` (see the module
+    docstring). ``on_start(total, already_done)`` and ``on_done(trace)`` report progress."""
+    from omnivchat.runs import run_lock
+
+    if n < 1:
+        raise StudioError(f"--n must be at least 1, got {n}")
+    budgets = budgets or Budgets()
+    corpus_path = corpus or DEFAULT_CORPUS
+    passages = load_corpus(corpus_path)
+    manifest = StudioManifest(
+        configs={c.code: _config_hash(c) for c in configs},
+        n=n,
+        seed=seed,
+        backend=backend,
+        defect_rate=defect_rate,
+        corpus=_file_hash(corpus_path),
+        budgets={k: getattr(budgets, k) for k in ("render", "rewrite", "plan", "qa", "refine", "total")},
+    )
+    check_output_dir(output, ours=lambda d: (d / STUDIO_DIR / MANIFEST).is_file(), kind="a Studio synthesis")
+    output.mkdir(parents=True, exist_ok=True)
+    with run_lock(output, "studio run"):
+        _check_manifest(output, manifest)
+        return _synthesize(configs, output, agents, passages, manifest, budgets, concurrency, on_start, on_done)
+
+
+def _synthesize(
+    configs: Sequence[SubcategoryConfig],
+    output: Path,
+    agents: Agents,
+    passages: list[Passage],
+    manifest: StudioManifest,
+    budgets: Budgets,
+    concurrency: int,
+    on_start: Callable[[int, int], None] | None,
+    on_done: Callable[[Trace], None] | None,
+) -> Summary:
+    studio = output / STUDIO_DIR
+    jobs = plan_jobs(configs, passages, n=manifest.n, seed=manifest.seed)
+    summary = Summary()
+    started = time.monotonic()
+    todo = []
+    for job in jobs:
+        if _trace_path(output, job.id).is_file():
+            summary.already_done += 1
+        else:
+            todo.append(job)
+    if on_start is not None:
+        on_start(len(jobs), summary.already_done)
+    calls = AgentCalls(studio / CALLS_FILE)
+    lock = threading.Lock()
+    try:
+
+        def one(job: Job) -> Result:
+            return Synthesis(job, agents, calls, studio / "work" / job.id, budgets).run()
+
+        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+            futures = {pool.submit(one, job): job for job in todo}
+            for future in as_completed(futures):
+                job = futures[future]
+                try:
+                    result = future.result()
+                except (AgentCallError, OmnivchatError, OSError) as err:
+                    summary.failed[job.id] = str(err)
+                    continue
+                with lock:
+                    summary.ran += 1
+                    summary.tail_repaired += _keep(output, job, result)
+                if on_done is not None:
+                    on_done(result.trace)
+    finally:
+        summary.calls_made, summary.calls_replayed = calls.made, calls.replayed
+        calls.close()
+    _tally(output, jobs, summary)
+    summary.bench = _write_bench(output, manifest)
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _keep(output: Path, job: Job, result: Result) -> int:
+    """Write an ended instance: its trace, and when accepted its clips (tail-repaired) and bench record.
+    The trace is written last: it marks the instance done."""
+    from omnivchat.bench import Instance
+    from omnivchat.studio.tail import repair_clip
+
+    studio = output / STUDIO_DIR
+    repaired = 0
+    if result.trace.status == "accepted":
+        turns: list[dict[str, str]] = []
+        turn_meta: list[dict[str, Any]] = []
+        for number, turn in enumerate(result.turns, start=1):
+            video = f"media/{job.id}/turn{number}.mp4"
+            copy_clip(studio / "work" / job.id / turn.clip.path, output / video)
+            outcome = repair_clip(output / video, bench_dir=output, label=video)
+            repaired += int(outcome.status == "repaired")
+            final = number == len(result.turns)
+            turns.append({"video": video, **({} if final else {"reply": turn.reply.reply})})
+            turn_meta.append(
+                {
+                    "question": turn.script.question,
+                    "transcript": turn.caption.transcript,
+                    "duration_s": turn.clip.duration_s,
+                    "caption": turn.caption.text,
+                }
+            )
+        instance = Instance(
+            id=job.id,
+            subcategory=job.config.code,
+            language=job.assignment.get("language", "en"),
+            source="synthetic",
+            turns=turns,
+            reference=result.reference,
+            rubric=result.rubric,
+            requires=result.requires,
+            meta={
+                "transcript": " / ".join(t["transcript"] for t in turn_meta),
+                "turns": turn_meta,
+                "assignment": job.assignment,
+                "extra_requirement": job.extra,
+                "passages": [p.id for p in job.passages],
+                "generator": {"name": "omnivchat.studio", "trace": f"{STUDIO_DIR}/traces/{job.id}.json"},
+            },
+        )
+        write_text_atomic(studio / "accepted" / f"{job.id}.json", instance.model_dump_json(exclude_none=True))
+    write_text_atomic(_trace_path(output, job.id), result.trace.model_dump_json(indent=1))
+    return repaired
+
+
+def _tally(output: Path, jobs: Sequence[Job], summary: Summary) -> None:
+    """Accepted, discarded (by reason) and repairs over every ended instance of the run."""
+    for job in jobs:
+        path = _trace_path(output, job.id)
+        if not path.is_file():
+            continue
+        trace = read_trace(path)
+        if trace.status == "accepted":
+            summary.accepted += 1
+        else:
+            summary.discarded[_reason_kind(trace.reason)] += 1
+        summary.repairs.update(trace.repairs)
+
+
+def _reason_kind(reason: str) -> str:
+    return reason.split(":")[0] if reason else "unknown"
+
+
+def _write_bench(output: Path, manifest: StudioManifest) -> Path:
+    from omnivchat.bench import Bench, BenchInfo, Instance, load_bench, save_bench
+
+    records = sorted((output / STUDIO_DIR / "accepted").glob("*.json"))
+    instances = [Instance.model_validate_json(p.read_text(encoding="utf-8")) for p in records]
+    info = BenchInfo(
+        name="omnivchat-studio",
+        version="1",
+        description=(
+            f"Synthesized by omnivchat studio ({manifest.backend} backend, seed {manifest.seed}, {manifest.n} per "
+            f"subcategory, defect rate {manifest.defect_rate:g}); traces under {STUDIO_DIR}/traces."
+        ),
+    )
+    save_bench(Bench(root=output, info=info, instances=instances))
+    load_bench(output)
+    return output
+
+
+def _check_manifest(output: Path, manifest: StudioManifest) -> None:
+    path = output / STUDIO_DIR / MANIFEST
+    if path.is_file():
+        try:
+            old = StudioManifest.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValidationError, UnicodeDecodeError) as err:
+            raise StudioError(f"{path}: not a Studio manifest ({str(err).splitlines()[0]})") from None
+        if old != manifest:
+            diff = [k for k in manifest.model_fields if getattr(old, k) != getattr(manifest, k)]
+            raise StudioError(
+                f"{output} holds a synthesis made with other settings ({', '.join(diff)} differ); "
+                "rerun with the same settings to resume, or choose a new directory"
+            )
+        return
+    if (output / "bench.yaml").exists() or (output / "instances.jsonl").exists():
+        raise OutputError(f"{output} holds a bench that omnivchat studio did not make; choose a new directory")
+    write_text_atomic(path, manifest.model_dump_json(indent=1))
+
+
+def read_trace(path: Path) -> Trace:
+    try:
+        return Trace.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValidationError, UnicodeDecodeError) as err:
+        raise StudioError(f"{path}: not a Studio trace ({str(err).splitlines()[0]})") from None
+
+
+def find_trace(bench: Path, instance_id: str) -> Trace:
+    """The trace of ``instance_id`` in the synthesis at ``bench`` (StudioError listing a few known ids)."""
+    path = _trace_path(bench, instance_id)
+    if not path.is_file():
+        known = sorted(p.stem for p in (bench / STUDIO_DIR / "traces").glob("*.json"))
+        hint = f"; known: {', '.join(known[:8])}{' ...' if len(known) > 8 else ''}" if known else ""
+        raise StudioError(f"{bench}: no trace for {instance_id!r}{hint}")
+    return read_trace(path)
+
+
+def _trace_path(output: Path, instance_id: str) -> Path:
+    return output / STUDIO_DIR / "traces" / f"{instance_id}.json"
+
+
+def _int_seed(*parts: object) -> int:
+    return int.from_bytes(hashlib.sha256(":".join(map(str, parts)).encode()).digest()[:8], "big") >> 1
+
+
+def _config_hash(config: SubcategoryConfig) -> str:
+    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()
+
+
+def _file_hash(path: Path) -> str:
+    from omnivchat._canonical import sha256_file
+
+    return sha256_file(path)
