@@ -525,3 +525,10 @@ def test_plan_review_revisions_are_bounded(tmp_path):
     director = ScriptedDirector({"plan_review": [{"action": "revise", "reason": "wrong language"}] * 5})
     result = _run(tmp_path, director, job=_job(MULTI, turns="2"), budgets=Budgets(plan=2))
     assert result.trace.status == "discarded" and result.trace.reason.startswith("plan budget (2) spent")
+
+
+def test_a_reference_that_misses_its_own_rubric_is_discarded_even_when_review_accepts_it(tmp_path):
+    director = ScriptedDirector({"reply": [{"reply": "It is green.", "rubric": [GATE, CORE]}]})
+    result = _run(tmp_path, director)
+    assert result.trace.status == "discarded"
+    assert "misses criteria [2] of its own rubric" in result.trace.reason

@@ -542,7 +542,7 @@ class Synthesis:
             self._step(ids["review"], "director", "refine", reason, turn=turn, outputs=raw, cost=cost)
             self._spend("refine", reason)
             payload = {**payload, "feedback": {"reply_review": reason, "previous": reply.model_dump(mode="json")}}
-        problems = _reply_problems(reply, self.language, final)
+        problems = _reply_problems(reply, final)
         if problems:
             raise Discard(f"{'final ' if final else ''}reply incomplete: {'; '.join(problems)}", "incomplete reply")
         return reply
@@ -900,9 +900,12 @@ def _requires(script: Script) -> list[str]:
     return ["video", "audio"]
 
 
-def _reply_problems(reply: ReplyAnswer, language: str, final: bool) -> list[str]:
+def _reply_problems(reply: ReplyAnswer, final: bool) -> list[str]:
     """The final completeness checks: a reply, and on the final turn a rubric with the language gate and a tier-1
-    criterion."""
+    criterion that the reference itself meets wherever a criterion carries a machine check (a reference that misses
+    its own rubric is not an answer key, whatever the review said)."""
+    from omnivchat.judges import check_holds
+
     problems = []
     if not reply.reply.strip():
         problems.append("empty reply")
@@ -912,6 +915,13 @@ def _reply_problems(reply: ReplyAnswer, language: str, final: bool) -> list[str]
             problems.append("no tier-0 language gate")
         if 1 not in tiers:
             problems.append("no tier-1 criterion")
+        missed = [
+            n
+            for n, c in enumerate(reply.rubric, start=1)
+            if c.check is not None and not check_holds(c.check, reply.reply)
+        ]
+        if missed:
+            problems.append(f"the reference misses criteria {missed} of its own rubric")
     return problems
 
 
