@@ -532,3 +532,15 @@ def test_a_reference_that_misses_its_own_rubric_is_discarded_even_when_review_ac
     result = _run(tmp_path, director)
     assert result.trace.status == "discarded"
     assert "misses criteria [2] of its own rubric" in result.trace.reason
+
+
+def test_each_step_records_its_inputs_outputs_and_cost(tmp_path):
+    result = _run(tmp_path, ScriptedDirector())
+    by_module = {s.module: s for s in result.trace.steps}
+    assert by_module["3"].inputs["plan"]["plan"] == "a cube on a desk" and "rules" in by_module["3"].inputs
+    assert "config" not in by_module["3"].inputs  # constant per instance: once, at the top of the trace
+    assert by_module["4"].inputs["script"] and by_module["4"].outputs == {"violations": []}
+    assert by_module["8"].inputs["seed"] and by_module["8"].outputs["sha256"]
+    assert by_module["9"].inputs["clip"] == by_module["8"].outputs["sha256"]
+    assert by_module["11"].inputs["caption"]["text"] == "A cube on a desk."
+    assert all(s.cost.calls == 1 for s in result.trace.steps if s.module in ("1", "2", "3", "8", "9", "11", "13"))

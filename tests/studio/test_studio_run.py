@@ -41,7 +41,7 @@ def test_all_subcategories_give_a_valid_bench_of_34_instances(full):
         trace = read_trace(out / instance.meta["generator"]["trace"])
         assert trace.status == "accepted" and trace.id == instance.id
         assert instance.meta["assignment"]["language"] == instance.language
-        assert [c.tier for c in instance.rubric][0] == 0
+        assert instance.rubric[0].tier == 0
         hits, _ = rule_verdict(instance, instance.reference)
         assert hits == list(range(1, len(instance.rubric) + 1)), instance.id  # the reference meets its rubric
         multi = SUBCATEGORIES[instance.subcategory].kind == "multi"
@@ -76,10 +76,8 @@ def test_the_trace_command_prints_the_modules_of_an_instance(full):
 
 def test_injected_defects_are_repaired_or_discarded_never_delivered(tmp_path):
     out = tmp_path / "bench"
-    printed = _studio(
-        "run", "--config", "SVMR", "--config", "MVMS", "--config", "AOR", "--n", "3",
-        "--defect-rate", "0.5", "--seed", "3", "-o", str(out),
-    )
+    configs = ["--config", "SVMR", "--config", "MVMS", "--config", "AOR"]
+    printed = _studio("run", *configs, "--n", "3", "--defect-rate", "0.5", "--seed", "3", "-o", str(out))
     assert "repairs used:" in printed and "repairs used: none" not in printed
     traces = [read_trace(p) for p in sorted((out / "studio" / "traces").glob("*.json"))]
     assert len(traces) == 9

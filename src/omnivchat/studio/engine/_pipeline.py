@@ -166,6 +166,10 @@ class _UpdatePlan(Exception):
         self.reason = reason
 
 
+# The same in every request of an instance (the trace holds them once, at its top): left out of each step's inputs.
+_CONSTANT_INPUTS = frozenset({"instance", "subcategory", "assignment", "attribute_meanings", "config"})
+
+
 def _seed(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256(":".join(map(str, parts)).encode()).digest()[:4], "big")
 
@@ -186,6 +190,7 @@ class Synthesis:
         self.language = job.assignment.get("language", "en")
         self.history: list[dict[str, Any]] = []
         self.spent: dict[str, int] = {}
+        self._inputs: dict[str, Any] = {}  # the last call's request, for the trace step that reports it
         self.trace = Trace(
             id=job.id,
             subcategory=job.config.code,
@@ -212,6 +217,7 @@ class Synthesis:
         except Discard as discard:
             self.trace.status = "discarded"
             self.trace.reason = discard.reason
+            self.trace.discard_kind = discard.kind
             self.trace.repairs = dict(self.spent)
             return Result(self.trace)
         self.trace.status = "accepted"
@@ -230,19 +236,22 @@ class Synthesis:
         outputs: dict[str, Any] | None = None,
         cost: Cost | None = None,
     ) -> None:
-        self.trace.steps.append(
-            Step(
-                module=module,
-                name=module_name(self.config.turns, module),
-                turn=turn,
-                agent=agent,
-                decision=decision,
-                summary=summary,
-                inputs=inputs or {},
-                outputs=outputs or {},
-                cost=cost or Cost(),
-            )
+        step = Step(
+            module=module,
+            name=module_name(self.config.turns, module),
+            turn=turn,
+            agent=agent,
+            decision=decision,
+            summary=summary,
+            inputs=inputs if inputs is not None else self._take_inputs(),
+            outputs=outputs or {},
+            cost=cost or Cost(),
         )
+        self.trace.steps.append(step)
+
+    def _take_inputs(self) -> dict[str, Any]:
+        inputs, self._inputs = self._inputs, {}
+        return inputs
 
     def _spend(self, kind: str, why: str) -> None:
         """Use one repair of ``kind``; a required repair past its own or the global budget discards the run."""
@@ -270,6 +279,8 @@ class Synthesis:
         self, agent: str, op: str, request: dict[str, Any], fn: Callable[[], dict[str, Any]], **kw: Any
     ) -> tuple[dict[str, Any], Cost]:
         started = time.monotonic()
+        payload = request.get("payload", request)
+        self._inputs = {k: v for k, v in payload.items() if k not in _CONSTANT_INPUTS}
         answer, replayed = self.calls.call(agent, op, request, fn, item_id=self.job.id, **kw)
         return answer, Cost(calls=1, replayed=int(replayed), seconds=round(time.monotonic() - started, 3))
 
@@ -474,7 +485,7 @@ class Synthesis:
                     continue
                 break
             if qa_rounds == 0:
-                self._step(ids["qa"], self.agents.reviewer.name, "skip", "not requested", turn=turn)
+                self._step(ids["qa"], self.agents.reviewer.name, "skip", "not requested", turn=turn, inputs={})
             self._step(ids["review"], "director", decision.action, decision.reason, turn=turn, outputs=raw, cost=cost)
             reviews.append({"render": render_no, "action": decision.action, "reason": decision.reason})
             if decision.action == "accept":
@@ -583,6 +594,7 @@ class Synthesis:
                 "validator",
                 "fail" if violations else "pass",
                 "; ".join(v.message for v in violations) or "the script passes every configured check",
+                inputs={"script": _short(script)},
                 outputs={"violations": [v.model_dump(mode="json") for v in violations]},
             )
             if violations:
@@ -849,6 +861,7 @@ class Synthesis:
             "validator",
             "fail" if violations else "pass",
             "; ".join(v.message for v in violations) or f"the {n_turns}-turn record passes",
+            inputs={"scripts": [_short(t.script) for t in done]},
             outputs={"violations": [v.model_dump(mode="json") for v in violations]},
         )
         if not violations:

@@ -296,12 +296,8 @@ def _tally(output: Path, jobs: Sequence[Job], summary: Summary) -> None:
         if trace.status == "accepted":
             summary.accepted += 1
         else:
-            summary.discarded[_reason_kind(trace.reason)] += 1
+            summary.discarded[trace.discard_kind or trace.reason.split(":")[0] or "unknown"] += 1
         summary.repairs.update(trace.repairs)
-
-
-def _reason_kind(reason: str) -> str:
-    return reason.split(":")[0] if reason else "unknown"
 
 
 def _write_bench(output: Path, manifest: StudioManifest) -> Path:

@@ -74,6 +74,7 @@ class Trace(BaseModel):
     turns: Literal["single", "multi"]
     status: Outcome = "in_progress"
     reason: str = Field("", description="Why the instance was discarded.")
+    discard_kind: str = Field("", description="The kind of that reason, for counting (e.g. 'render budget spent').")
     assignment: dict[str, str]
     extra: str | None = None
     passages: list[str] = Field(default_factory=list)
