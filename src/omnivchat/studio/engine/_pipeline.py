@@ -598,19 +598,7 @@ class Synthesis:
                 outputs={"violations": [v.model_dump(mode="json") for v in violations]},
             )
             if violations:
-                review, raw, cost = self._ask_as(
-                    "validation_review",
-                    {
-                        **payload,
-                        "script": script.model_dump(mode="json"),
-                        "violations": [v.model_dump(mode="json") for v in violations],
-                    },
-                    Decision,
-                )
-                action = review.action if review is not None and review.action == "dismiss" else "revise"
-                reason = review.reason if review is not None else "the verdict did not parse: revise"
-                self._step("5", "director", action, reason, outputs=raw, cost=cost)
-                if action == "revise":
+                if self._validation_review("5", {**payload, "script": script.model_dump(mode="json")}, violations):
                     feedback = self._rewind(
                         checkpoint,
                         errors,
@@ -654,6 +642,17 @@ class Synthesis:
             rubric=reply.rubric,
             requires=_requires(script),
         )
+
+    def _validation_review(self, module: str, payload: dict[str, Any], violations: list[Violation]) -> bool:
+        """Module 5 / n: whether the reported violations must be revised (True) or are dismissed as contextual
+        false reports; an unparseable verdict revises (Appendix C.2.2)."""
+        review, raw, cost = self._ask_as(
+            "validation_review", {**payload, "violations": [v.model_dump(mode="json") for v in violations]}, Decision
+        )
+        action = review.action if review is not None and review.action == "dismiss" else "revise"
+        reason = review.reason if review is not None else "the verdict did not parse: revise"
+        self._step(module, "director", action, reason, outputs=raw, cost=cost)
+        return action == "revise"
 
     def _video_plan(self, module: str, script: Script, payload: dict[str, Any], turn: int | None = None) -> list[str]:
         """Module 7: the compatible fragments the Director selects; all of them when its selection does not parse
@@ -867,19 +866,8 @@ class Synthesis:
         if not violations:
             self._step("n", "director", "skip", "validation finds no violation")
             return
-        review, raw, cost = self._ask_as(
-            "validation_review",
-            {
-                **self._base_payload(),
-                "record": [t.script.model_dump(mode="json") for t in done],
-                "violations": [v.model_dump(mode="json") for v in violations],
-            },
-            Decision,
-        )
-        action = review.action if review is not None and review.action == "dismiss" else "revise"
-        reason = review.reason if review is not None else "the verdict did not parse: revise"
-        self._step("n", "director", action, reason, outputs=raw, cost=cost)
-        if action == "revise":
+        record = {**self._base_payload(), "record": [t.script.model_dump(mode="json") for t in done]}
+        if self._validation_review("n", record, violations):
             first = min((v.turn for v in violations if v.turn is not None), default=1)
             raise _UpdatePlan(first, f"record validation: {violations[0].message}")
 
