@@ -30,11 +30,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from omnivchat.bench import Criterion
 from omnivchat.studio.config import SubcategoryConfig
 from omnivchat.studio.engine._agents import Agents, DirectorRequest, RenderRequest
+from omnivchat.studio.engine._answers import (
+    DescriptionAnswer,
+    JointPlanAnswer,
+    PlanAnswer,
+    ReplyAnswer,
+    ReplyPlanAnswer,
+    VideoPlanAnswer,
+)
 from omnivchat.studio.engine._calls import AgentCallError, AgentCalls
 from omnivchat.studio.engine._prompts import INSTRUCTIONS
 from omnivchat.studio.engine._trace import Cost, Step, Trace, module_name
@@ -44,7 +52,6 @@ from omnivchat.studio.engine._types import (
     Caption,
     Clip,
     Decision,
-    MediaReference,
     Passage,
     Question,
     Script,
@@ -78,44 +85,6 @@ class Discard(Exception):
         super().__init__(reason)
         self.reason = reason
         self.kind = kind
-
-
-# ------------------------------------------------------------------------------------------- Director answers
-
-
-class DescriptionAnswer(BaseModel):
-    description: str = Field(min_length=1)
-    passage: str | None = None
-
-
-class PlanAnswer(BaseModel):
-    plan: str = Field(min_length=1)
-    review: str = ""
-
-
-class TurnPlan(BaseModel):
-    turn: int = Field(ge=1)
-    summary: str = ""
-    references: list[MediaReference] = Field(default_factory=list)
-
-
-class JointPlanAnswer(BaseModel):
-    plan: str = Field(min_length=1)
-    turns: list[TurnPlan] = Field(min_length=1)
-
-
-class VideoPlanAnswer(BaseModel):
-    fragments: list[str]
-
-
-class ReplyPlanAnswer(BaseModel):
-    facts: list[str] = Field(min_length=1)
-    left_out: list[str] = Field(default_factory=list)
-
-
-class ReplyAnswer(BaseModel):
-    reply: str = Field(min_length=1)
-    rubric: list[Criterion] = Field(default_factory=list)
 
 
 # ------------------------------------------------------------------------------------------- the job
