@@ -102,6 +102,9 @@ def check_output_dir(path: Path, *, ours: Callable[[Path], bool], kind: str) -> 
     _resolved(path)
     if path.exists() and not path.is_dir():
         raise OutputError(f"{path} exists and is not a directory")
+    blocked = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        raise OutputError(f"{path}: {blocked} is a file, not a directory")
     # A lone .lock is a writer that has begun (or died) before its first file: the lock then says who it is.
     if path.is_dir() and any(p.name != ".lock" for p in path.iterdir()) and not ours(path):
         raise OutputError(f"{path} is not empty and is not {kind}; choose a new or empty directory")

@@ -340,7 +340,7 @@ def test_a_broken_config_names_the_file(tmp_path: Path, breaker: Any, says: str)
     ("content", "says"),
     [
         (b"- just\n- a list\n", "a configuration is a mapping"),
-        (b"code: [unclosed\n", "cannot read"),
+        (b"code: [unclosed\n", "not valid YAML"),
         (b"code: \xff\xfe SVMR\n", "cannot read"),
     ],
     ids=["not-a-mapping", "invalid-yaml", "not-utf8"],

@@ -57,7 +57,7 @@ def studio_run_command(
     if all_ == bool(config):
         raise fail("give --all or --config SUBCAT (one of them)")
     configs = load_all() if all_ else [load_config(c) for c in config or []]
-    agents = make_agents(backend, defect_rate=defect_rate)
+    agents = make_agents(backend, configs, defect_rate=defect_rate)
     bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -106,6 +106,9 @@ def studio_run_command(
         for instance_id, message in sorted(summary.failed.items())[:5]:
             err_console.print(f"[red]failed[/] {instance_id}: {escape(message)}")
         err_console.print(f"{len(summary.failed)} instance(s) stopped by an error: rerun the same command to resume")
+    if summary.bench is None:
+        err_console.print(f"no instance was accepted: no bench written (traces under {output / 'studio' / 'traces'})")
+        raise typer.Exit(code=1)
     console.print(f"wrote {output} (bench.yaml, instances.jsonl, media/; traces under {output / 'studio' / 'traces'})")
     if summary.failed:
         raise typer.Exit(code=1)

@@ -196,7 +196,8 @@ def load_config(code_or_path: str | Path) -> SubcategoryConfig:
         path = SHIPPED_DIR / f"{str(code_or_path).lower()}.yaml"
     elif not path.is_file():
         known = ", ".join(shipped_codes())
-        raise ConfigError(f"{code_or_path}: neither a shipped subcategory ({known}) nor a YAML file")
+        what = "no such file" if path.suffix else f"not a shipped subcategory ({known})"
+        raise ConfigError(f"{code_or_path}: {what}; give a subcategory code or a YAML file")
     return _parse(path)
 
 
@@ -205,8 +206,14 @@ def _parse(path: Path) -> SubcategoryConfig:
 
     try:
         data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.MarkedYAMLError as err:
+        mark, context = err.problem_mark, err.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
+        started = f" ({err.context} at line {context.line + 1})" if err.context and context is not None else ""
+        raise ConfigError(f"{where}: not valid YAML: {err.problem}{started}") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise ConfigError(f"{path}: cannot read the configuration: {err}") from None
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ConfigError(f"{path}: cannot read the configuration: {reason}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a configuration is a mapping, got {type(data).__name__}")
     try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import threading
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -100,9 +100,12 @@ def load_corpus(path: Path) -> list[Passage]:
             continue
         try:
             passage = Passage.model_validate(json.loads(line))
-        except (ValueError, ValidationError) as err:
-            first = str(err).splitlines()[0]
-            raise StudioError(f"{path}:{number}: not a passage ({first})") from None
+        except ValidationError as err:
+            first = err.errors()[0]
+            field_name = ".".join(str(p) for p in first["loc"]) or "(the line)"
+            raise StudioError(f"{path}:{number}: not a passage: {field_name}: {first['msg']}") from None
+        except ValueError as err:
+            raise StudioError(f"{path}:{number}: not JSON ({err})") from None
         if passage.id in seen:
             raise StudioError(f"{path}:{number}: passage id {passage.id!r} repeats")
         seen.add(passage.id)
@@ -165,6 +168,10 @@ def studio_run(
 
     if n < 1:
         raise StudioError(f"--n must be at least 1, got {n}")
+    codes = [c.code for c in configs]
+    repeated = sorted({c for c in codes if codes.count(c) > 1})
+    if repeated:
+        raise StudioError(f"subcategory {', '.join(repeated)} given more than once: give each configuration once")
     budgets = budgets or Budgets()
     corpus_path = corpus or DEFAULT_CORPUS
     passages = load_corpus(corpus_path)
@@ -177,7 +184,14 @@ def studio_run(
         corpus=_file_hash(corpus_path),
         budgets={k: getattr(budgets, k) for k in ("render", "rewrite", "plan", "qa", "refine", "total")},
     )
-    check_output_dir(output, ours=lambda d: (d / STUDIO_DIR / MANIFEST).is_file(), kind="a Studio synthesis")
+    from omnivchat.runs import lock_holder
+
+    # A folder a live writer holds is ours too: the lock then names it (it may not have written its manifest yet).
+    check_output_dir(
+        output,
+        ours=lambda d: (d / STUDIO_DIR / MANIFEST).is_file() or lock_holder(d) is not None,
+        kind="a Studio synthesis",
+    )
     output.mkdir(parents=True, exist_ok=True)
     with run_lock(output, "studio run"):
         _check_manifest(output, manifest)
@@ -203,36 +217,36 @@ def _synthesize(
     for job in jobs:
         if _trace_path(output, job.id).is_file():
             summary.already_done += 1
+            summary.tail_repaired += _restore_clips(output, read_trace(_trace_path(output, job.id)))
         else:
             todo.append(job)
     if on_start is not None:
         on_start(len(jobs), summary.already_done)
     calls = AgentCalls(studio / CALLS_FILE)
-    lock = threading.Lock()
     try:
 
-        def one(job: Job) -> Result:
-            return Synthesis(job, agents, calls, studio / "work" / job.id, budgets).run()
+        def one(job: Job) -> tuple[Result, int]:
+            result = Synthesis(job, agents, calls, studio / "work" / job.id, budgets).run()
+            return result, _keep(output, job, result)  # written at once: a kill loses only instances in flight
 
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
             futures = {pool.submit(one, job): job for job in todo}
             for future in as_completed(futures):
                 job = futures[future]
                 try:
-                    result = future.result()
+                    result, repaired = future.result()
                 except (AgentCallError, OmnivchatError, OSError) as err:
                     summary.failed[job.id] = str(err)
                     continue
-                with lock:
-                    summary.ran += 1
-                    summary.tail_repaired += _keep(output, job, result)
+                summary.ran += 1
+                summary.tail_repaired += repaired
                 if on_done is not None:
                     on_done(result.trace)
     finally:
         summary.calls_made, summary.calls_replayed = calls.made, calls.replayed
         calls.close()
     _tally(output, jobs, summary)
-    summary.bench = _write_bench(output, manifest)
+    summary.bench = _write_bench(output, manifest, jobs)
     summary.seconds = time.monotonic() - started
     return summary
 
@@ -241,7 +255,6 @@ def _keep(output: Path, job: Job, result: Result) -> int:
     """Write an ended instance: its trace, and when accepted its clips (tail-repaired) and bench record.
     The trace is written last: it marks the instance done."""
     from omnivchat.bench import Instance
-    from omnivchat.studio.tail import repair_clip
 
     studio = output / STUDIO_DIR
     repaired = 0
@@ -250,9 +263,9 @@ def _keep(output: Path, job: Job, result: Result) -> int:
         turn_meta: list[dict[str, Any]] = []
         for number, turn in enumerate(result.turns, start=1):
             video = f"media/{job.id}/turn{number}.mp4"
-            copy_clip(studio / "work" / job.id / turn.clip.path, output / video)
-            outcome = repair_clip(output / video, bench_dir=output, label=video)
-            repaired += int(outcome.status == "repaired")
+            source = f"{STUDIO_DIR}/work/{job.id}/{turn.clip.path}"
+            result.trace.delivered[video] = source
+            repaired += _deliver(output, video, source)
             final = number == len(result.turns)
             turns.append({"video": video, **({} if final else {"reply": turn.reply.reply})})
             turn_meta.append(
@@ -286,6 +299,34 @@ def _keep(output: Path, job: Job, result: Result) -> int:
     return repaired
 
 
+def _deliver(output: Path, video: str, source: str) -> int:
+    """Copy an accepted clip into the bench and repair its audio tail (Appendix D.1.2); 1 when repaired. The
+    original stays in the work folder, so the repair's backup beside the bench clip is dropped."""
+    from omnivchat.studio.tail import repair_clip
+    from omnivchat.studio.tail._clip import ORIG_SUFFIX
+
+    target = output / video
+    copy_clip(output / source, target)
+    outcome = repair_clip(target, bench_dir=output, label=video)
+    target.with_name(target.name.removesuffix(".mp4") + ORIG_SUFFIX).unlink(missing_ok=True)
+    return int(outcome.status == "repaired")
+
+
+def _restore_clips(output: Path, trace: Trace) -> int:
+    """A done instance whose bench clip went missing gets it again from the work folder."""
+    repaired = 0
+    for video, source in trace.delivered.items():
+        if (output / video).is_file():
+            continue
+        if not (output / source).is_file():
+            raise StudioError(
+                f"{output / video} is missing and so is its source {source}: delete "
+                f"{_trace_path(output, trace.id)} to synthesize {trace.id} again (its calls are replayed)"
+            )
+        repaired += _deliver(output, video, source)
+    return repaired
+
+
 def _tally(output: Path, jobs: Sequence[Job], summary: Summary) -> None:
     """Accepted, discarded (by reason) and repairs over every ended instance of the run."""
     for job in jobs:
@@ -300,11 +341,28 @@ def _tally(output: Path, jobs: Sequence[Job], summary: Summary) -> None:
         summary.repairs.update(trace.repairs)
 
 
-def _write_bench(output: Path, manifest: StudioManifest) -> Path:
+def _write_bench(output: Path, manifest: StudioManifest, jobs: Sequence[Job]) -> Path | None:
+    """bench.yaml and instances.jsonl from the accepted records of this run's instances; None (nothing written)
+    when none was accepted. A record that is missing or damaged is an error naming it: the bench is never written
+    without an instance that was accepted."""
     from omnivchat.bench import Bench, BenchInfo, Instance, load_bench, save_bench
 
-    records = sorted((output / STUDIO_DIR / "accepted").glob("*.json"))
-    instances = [Instance.model_validate_json(p.read_text(encoding="utf-8")) for p in records]
+    instances = []
+    for job in jobs:
+        trace_path = _trace_path(output, job.id)
+        if not trace_path.is_file() or read_trace(trace_path).status != "accepted":
+            continue
+        record = output / STUDIO_DIR / "accepted" / f"{job.id}.json"
+        redo = f"delete {trace_path} to synthesize {job.id} again (its calls are replayed)"
+        try:
+            instances.append(Instance.model_validate_json(record.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            raise StudioError(f"{record} is missing although {job.id} was accepted: {redo}") from None
+        except (OSError, UnicodeDecodeError, ValidationError) as err:
+            first = str(err).splitlines()[0]
+            raise StudioError(f"{record}: not a bench record ({first}): {redo}") from None
+    if not instances:
+        return None
     info = BenchInfo(
         name="omnivchat-studio",
         version="1",
@@ -313,7 +371,7 @@ def _write_bench(output: Path, manifest: StudioManifest) -> Path:
             f"subcategory, defect rate {manifest.defect_rate:g}); traces under {STUDIO_DIR}/traces."
         ),
     )
-    save_bench(Bench(root=output, info=info, instances=instances))
+    save_bench(Bench(root=output, info=info, instances=sorted(instances, key=lambda i: i.id)))
     load_bench(output)
     return output
 
@@ -326,7 +384,7 @@ def _check_manifest(output: Path, manifest: StudioManifest) -> None:
         except (OSError, ValidationError, UnicodeDecodeError) as err:
             raise StudioError(f"{path}: not a Studio manifest ({str(err).splitlines()[0]})") from None
         if old != manifest:
-            diff = [k for k in manifest.model_fields if getattr(old, k) != getattr(manifest, k)]
+            diff = [k for k in StudioManifest.model_fields if getattr(old, k) != getattr(manifest, k)]
             raise StudioError(
                 f"{output} holds a synthesis made with other settings ({', '.join(diff)} differ); "
                 "rerun with the same settings to resume, or choose a new directory"
@@ -346,12 +404,17 @@ def read_trace(path: Path) -> Trace:
 
 def find_trace(bench: Path, instance_id: str) -> Trace:
     """The trace of ``instance_id`` in the synthesis at ``bench`` (StudioError listing a few known ids)."""
+    if not (bench / STUDIO_DIR / MANIFEST).is_file():
+        raise StudioError(f"{bench} is not a Studio synthesis (no {STUDIO_DIR}/{MANIFEST})")
     path = _trace_path(bench, instance_id)
-    if not path.is_file():
+    if not _ID.fullmatch(instance_id) or not path.is_file():
         known = sorted(p.stem for p in (bench / STUDIO_DIR / "traces").glob("*.json"))
         hint = f"; known: {', '.join(known[:8])}{' ...' if len(known) > 8 else ''}" if known else ""
         raise StudioError(f"{bench}: no trace for {instance_id!r}{hint}")
     return read_trace(path)
+
+
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 
 
 def _trace_path(output: Path, instance_id: str) -> Path:

@@ -79,6 +79,9 @@ class Trace(BaseModel):
     extra: str | None = None
     passages: list[str] = Field(default_factory=list)
     repairs: dict[str, int] = Field(default_factory=dict, description="Repairs used, by kind.")
+    delivered: dict[str, str] = Field(
+        default_factory=dict, description="Accepted: each bench clip and the work clip it was copied from."
+    )
     steps: list[Step] = Field(default_factory=list)
 
 
