@@ -544,3 +544,33 @@ def test_each_step_records_its_inputs_outputs_and_cost(tmp_path):
     assert by_module["9"].inputs["clip"] == by_module["8"].outputs["sha256"]
     assert by_module["11"].inputs["caption"]["text"] == "A cube on a desk."
     assert all(s.cost.calls == 1 for s in result.trace.steps if s.module in ("1", "2", "3", "8", "9", "11", "13"))
+
+
+def test_a_moderation_refusal_rewrites_and_a_failed_render_reseeds(tmp_path):
+    from omnivchat.studio.engine import RenderFailed, RenderRefused
+
+    class Flaky(ScriptedRenderer):
+        def __init__(self, error: Exception) -> None:
+            super().__init__()
+            self.error: Exception | None = error
+
+        def render(self, request):
+            if self.error is not None:
+                error, self.error = self.error, None
+                raise error
+            clip = super().render(request)
+            return clip.model_copy(update={"cost_usd": 0.5})
+
+    director = ScriptedDirector()
+    result = _run(tmp_path / "refused", director, renderer=Flaky(RenderRefused("InputTextSensitiveContentDetected")))
+    assert result.trace.status == "accepted" and result.trace.repairs == {"rewrite": 1}
+    second = [r for r in director.requests if r.module == "script"][1]
+    assert "InputTextSensitiveContentDetected" in second.payload["feedback"]["render_refused"]
+
+    director = ScriptedDirector()
+    result = _run(tmp_path / "failed", director, renderer=Flaky(RenderFailed("task FAILED: InternalError")))
+    assert result.trace.status == "accepted" and result.trace.repairs == {"render": 1}
+    assert director.modules().count("script") == 1
+    assert [d for m, d in _modules(result) if m == "8"] == ["fail", "pass"]
+    assert result.trace.cost_usd() == 0.5
+    assert result.trace.agent_calls() == {"director": 9, "renderer": 2, "reviewer": 1}

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from omnivchat.cli._app import console, err_console, fail
 from omnivchat.cli._options import ProgressOption
+from omnivchat.cli.studio_inspect import inspect_command
 
 if TYPE_CHECKING:
     from omnivchat.studio.engine._trace import Trace
@@ -102,6 +103,15 @@ def studio_run_command(
         f"agent calls: {summary.calls_made} made, {summary.calls_replayed} answered from the run store; "
         f"{summary.seconds:.0f} s"
     )
+    if summary.accepted:
+        per = ", ".join(f"{k} {v / summary.accepted:.1f}" for k, v in sorted(summary.calls_by_agent.items()))
+        unpriced = f"; {summary.unpriced_renders} render(s) at an unknown price left out" * bool(
+            summary.unpriced_renders
+        )
+        console.print(
+            f"per accepted instance: {per} calls; render cost ${summary.cost_usd / summary.accepted:.4f} "
+            f"(${summary.cost_usd:.4f} in all, discarded runs included{unpriced})"
+        )
     if summary.failed:
         for instance_id, message in sorted(summary.failed.items())[:5]:
             err_console.print(f"[red]failed[/] {instance_id}: {escape(message)}")
@@ -138,3 +148,6 @@ def studio_trace_command(
         console.print(f"discarded: {escape(trace.reason)}")
     repairs = ", ".join(f"{k} {v}" for k, v in sorted(trace.repairs.items())) or "none"
     console.print(f"repairs used: {repairs}")
+
+
+studio_app.command("inspect")(inspect_command)

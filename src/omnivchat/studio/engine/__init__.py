@@ -2,7 +2,16 @@
 and multi-turn (modules a-n) state machines with bounded repair, per-instance traces, and the synthesis run that
 writes a bench directory. See docs/studio.md, "The engine"."""
 
-from omnivchat.studio.engine._agents import Agents, Director, DirectorRequest, Renderer, RenderRequest, Reviewer
+from omnivchat.studio.engine._agents import (
+    Agents,
+    Director,
+    DirectorRequest,
+    Renderer,
+    RenderFailed,
+    RenderRefused,
+    RenderRequest,
+    Reviewer,
+)
 from omnivchat.studio.engine._calls import AgentCallError, AgentCalls
 from omnivchat.studio.engine._pipeline import Budgets, Job, Result, Synthesis
 from omnivchat.studio.engine._run import (
@@ -52,6 +61,8 @@ __all__ = [
     "Passage",
     "QualityReport",
     "Question",
+    "RenderFailed",
+    "RenderRefused",
     "RenderRequest",
     "Renderer",
     "Result",

@@ -17,7 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from omnivchat.errors import OmnivchatError
 from omnivchat.studio.engine._types import Answer, Caption, Clip, Question, Script
+
+
+class RenderRefused(OmnivchatError):
+    """The Renderer's provider refused the prompt (moderation): the script must change, so the engine rewrites."""
+
+
+class RenderFailed(OmnivchatError):
+    """The render failed (the provider's task failed, timed out, or sent no clip): the engine re-seeds."""
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,12 @@ CALLS_FILE = "calls.sqlite"
 
 
 class AgentCallError(OmnivchatError):
-    """An agent call failed on every attempt (the instance in progress stops; a rerun resumes it)."""
+    """An agent call failed on every attempt; ``cause`` is the last failure (the engine routes a Renderer's
+    refusal to a rewrite and its failure to a re-seed; anything else stops the instance, and a rerun resumes it)."""
+
+    def __init__(self, message: str, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
 
 
 def call_key(agent: str, op: str, request: dict[str, Any]) -> str:
@@ -69,6 +74,7 @@ class AgentCalls:
         with self._lock:
             self.store.add_request(key, f"studio:{op}", agent, "studio", {"op": op, "request": request})
         last = ""
+        cause: BaseException | None = None
         for attempt in range(1, self.attempts + 1):
             with self._lock:
                 attempt_id = self.store.start_attempt(key, item_id)
@@ -76,7 +82,7 @@ class AgentCalls:
             try:
                 answer = fn()
             except (RouteError, OSError, OmnivchatError) as err:
-                last = str(err)
+                last, cause = str(err), err
                 failure = err if isinstance(err, RouteError) else RouteError("media", last)
                 with self._lock:
                     self.store.finish_attempt(attempt_id, key, failure)
@@ -91,4 +97,4 @@ class AgentCalls:
                 )
             self.made += 1
             return answer, False
-        raise AgentCallError(f"{item_id}: {agent} {op} failed after {self.attempts} attempt(s): {last}")
+        raise AgentCallError(f"{item_id}: {agent} {op} failed after {self.attempts} attempt(s): {last}", cause)

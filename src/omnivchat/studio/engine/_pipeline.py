@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from omnivchat.bench import Criterion
 from omnivchat.studio.config import SubcategoryConfig
-from omnivchat.studio.engine._agents import Agents, DirectorRequest, RenderRequest
+from omnivchat.studio.engine._agents import Agents, DirectorRequest, RenderRefused, RenderRequest
 from omnivchat.studio.engine._answers import (
     DescriptionAnswer,
     JointPlanAnswer,
@@ -397,8 +397,12 @@ class Synthesis:
             try:
                 clip = self._render(script, fragments, refs, seed, f"{tag}-{_short(script)}-{render_no}.mp4")
             except AgentCallError as err:
-                self._step(ids["render"], self.agents.renderer.name, "fail", str(err), turn=turn)
-                raise _Rewrite({"render_failed": str(err)}) from None
+                self._step(ids["render"], self.agents.renderer.name, "fail", str(err), turn=turn, cost=Cost(calls=1))
+                if isinstance(err.cause, RenderRefused):  # the prompt must change (moderation)
+                    raise _Rewrite({"render_refused": str(err.cause)}) from None
+                reviews.append({"render": render_no, "action": "reseed", "reason": f"render failed: {err.cause}"})
+                self._spend("render", f"render failed: {err.cause}")
+                continue
             self._step(
                 ids["render"],
                 self.agents.renderer.name,
@@ -406,7 +410,7 @@ class Synthesis:
                 f"{clip.duration_s:.1f} s clip, seed {clip.seed}",
                 turn=turn,
                 outputs=clip.model_dump(mode="json"),
-                cost=self._last_cost,
+                cost=self._last_cost.model_copy(update={"usd": clip.cost_usd}),
             )
             caption, cost = self._caption(clip)
             defects = caption.report.defects()

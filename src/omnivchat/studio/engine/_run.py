@@ -76,6 +76,9 @@ class Summary:
     ran: int = 0
     bench: Path | None = None
     tail_repaired: int = 0
+    cost_usd: float = 0.0
+    unpriced_renders: int = 0
+    calls_by_agent: Counter[str] = field(default_factory=Counter)
 
     @property
     def complete(self) -> bool:
@@ -334,6 +337,9 @@ def _tally(output: Path, jobs: Sequence[Job], summary: Summary) -> None:
         if not path.is_file():
             continue
         trace = read_trace(path)
+        summary.cost_usd += trace.cost_usd()
+        summary.unpriced_renders += trace.unpriced_renders()
+        summary.calls_by_agent.update(trace.agent_calls())
         if trace.status == "accepted":
             summary.accepted += 1
         else:

@@ -53,6 +53,7 @@ class Cost(BaseModel):
     calls: int = Field(0, description="Agent calls made for this step.")
     replayed: int = Field(0, description="Of those, answered from the run store (already paid for).")
     seconds: float = 0.0
+    usd: float | None = Field(None, description="Money spent, where the agent knows its price (renders).")
 
 
 class Step(BaseModel):
@@ -83,6 +84,34 @@ class Trace(BaseModel):
         default_factory=dict, description="Accepted: each bench clip and the work clip it was copied from."
     )
     steps: list[Step] = Field(default_factory=list)
+
+    def cost_usd(self) -> float:
+        """What this instance's priced calls cost (replayed calls were paid before and count once)."""
+        return round(sum(s.cost.usd or 0.0 for s in self.steps if not s.cost.replayed), 6)
+
+    def unpriced_renders(self) -> int:
+        """Renders made whose price is unknown: a cost total leaves them out and must say so."""
+        return sum(
+            1
+            for s in self.steps
+            if _ROLES.get(s.module) == "renderer"
+            and s.cost.calls
+            and not s.cost.replayed
+            and s.decision == "pass"
+            and s.cost.usd is None
+        )
+
+    def agent_calls(self) -> dict[str, int]:
+        """Calls made per agent (director, renderer, reviewer), replayed ones excluded."""
+        counts: dict[str, int] = {}
+        for step in self.steps:
+            if step.cost.calls and not step.cost.replayed:
+                role = _ROLES.get(step.module, "director")
+                counts[role] = counts.get(role, 0) + step.cost.calls
+        return counts
+
+
+_ROLES = {"8": "renderer", "f": "renderer", "9": "reviewer", "10": "reviewer", "g": "reviewer", "h": "reviewer"}
 
 
 def module_name(turns: str, module: str) -> str:

@@ -89,6 +89,7 @@ class Clip(BaseModel):
     seed: int
     audio: str | None = Field(None, description="Extracted audio (multi-turn: turn N's audio id).")
     final_frame: str | None = Field(None, description="Extracted final frame (multi-turn: turn N's frame id).")
+    cost_usd: float | None = Field(None, description="What the render cost, where the provider's price is known.")
     notes: dict[str, Any] = Field(default_factory=dict, description="The Renderer's own notes, for the trace only.")
 
 

@@ -57,6 +57,7 @@ class OfflineRenderer:
             sha256=sha256_file(out),
             duration_s=round(probe(out).duration, 3),
             seed=request.seed,
+            cost_usd=0.0,  # rendered here: free
             notes={"injected_defect": defect} if defect else {},
         )
 
