@@ -3,6 +3,8 @@ instance's module-by-module trace)."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,6 +17,7 @@ from omnivchat.cli._options import ProgressOption
 from omnivchat.cli.studio_inspect import inspect_command
 
 if TYPE_CHECKING:
+    from omnivchat.studio.engine import Agents
     from omnivchat.studio.engine._trace import Trace
 
 studio_app = typer.Typer(
@@ -36,7 +39,11 @@ def studio_run_command(
         Path | None,
         typer.Option("--corpus", help="Corpus JSONL (id, language, topic, text); default: a small EN/ZH corpus."),
     ] = None,
-    backend: Annotated[str, typer.Option("--backend", help="offline (no key) or hosted.")] = "offline",
+    backend: Annotated[str, typer.Option("--backend", help="offline (no key) or hosted (needs --agents).")] = "offline",
+    agents_file: Annotated[
+        Path | None,
+        typer.Option("--agents", help="Hosted backend: TOML/JSON file naming the Director, Reviewer and Renderer."),
+    ] = None,
     defect_rate: Annotated[
         float,
         typer.Option("--defect-rate", min=0.0, max=1.0, help="Offline: inject defects at this rate (repair paths)."),
@@ -58,7 +65,7 @@ def studio_run_command(
     if all_ == bool(config):
         raise fail("give --all or --config SUBCAT (one of them)")
     configs = load_all() if all_ else [load_config(c) for c in config or []]
-    agents = make_agents(backend, configs, defect_rate=defect_rate)
+    agents = make_agents(backend, configs, defect_rate=defect_rate, agents_file=agents_file)
     bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -76,7 +83,7 @@ def studio_run_command(
     def on_done(trace: Trace) -> None:
         bar.update(task, advance=1, description=f"synthesizing ({trace.id}: {trace.status})")
 
-    with bar:
+    with bar, _closing(agents):
         summary = studio_run(
             configs,
             output,
@@ -122,6 +129,14 @@ def studio_run_command(
     console.print(f"wrote {output} (bench.yaml, instances.jsonl, media/; traces under {output / 'studio' / 'traces'})")
     if summary.failed:
         raise typer.Exit(code=1)
+
+
+@contextlib.contextmanager
+def _closing(agents: Agents) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        agents.close()
 
 
 @studio_app.command("trace")

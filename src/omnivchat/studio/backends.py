@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from omnivchat.studio.config import SubcategoryConfig
 from omnivchat.studio.engine import Agents, StudioError
@@ -10,10 +11,17 @@ from omnivchat.studio.engine import Agents, StudioError
 BACKENDS = ("offline", "hosted")
 
 
-def make_agents(backend: str, configs: Sequence[SubcategoryConfig] = (), *, defect_rate: float = 0.0) -> Agents:
+def make_agents(
+    backend: str,
+    configs: Sequence[SubcategoryConfig] = (),
+    *,
+    defect_rate: float = 0.0,
+    agents_file: Path | None = None,
+) -> Agents:
     """The agents of ``backend`` for ``configs``, refused before anything is written when the backend cannot
     synthesize one of them. ``offline`` needs no key: the template Director, the procedural Renderer (with
-    defects injected at ``defect_rate``) and the machine Reviewer."""
+    defects injected at ``defect_rate``) and the machine Reviewer. ``hosted`` reads ``agents_file``: a Director
+    and a Reviewer on any route, and a video generator (docs/studio.md, "Hosted agents"). Close them after use."""
     if backend == "offline":
         _check_offline(configs)
         from omnivchat.studio.offline import OfflineDirector, OfflineRenderer, OfflineReviewer
@@ -22,10 +30,11 @@ def make_agents(backend: str, configs: Sequence[SubcategoryConfig] = (), *, defe
             OfflineDirector(defect_rate=defect_rate), OfflineRenderer(defect_rate=defect_rate), OfflineReviewer()
         )
     if backend == "hosted":
-        raise StudioError(
-            "the hosted backend (an LLM Director, an omni Reviewer and a video generator) is not built yet; "
-            "use --backend offline"
-        )
+        if agents_file is None:
+            raise StudioError("the hosted backend needs --agents FILE (the Director, Reviewer and Renderer to use)")
+        if defect_rate:
+            raise StudioError("--defect-rate is for the offline backend; hosted agents make their own mistakes")
+        return _hosted(agents_file)
     raise StudioError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
 
 
@@ -46,3 +55,22 @@ def _check_offline(configs: Sequence[SubcategoryConfig]) -> None:
                 f"subcategory {config.code}: the offline backend speaks {', '.join(LANGUAGES)}, "
                 f"not {', '.join(unknown)} (language values with a probability above 0)"
             )
+
+
+def _hosted(agents_file: Path) -> Agents:
+    from omnivchat.studio.hosted import LoopThread, RouteDirector, RouteReviewer, load_agents_file, make_renderer
+
+    spec = load_agents_file(agents_file)
+    renderer = make_renderer(spec.renderer)  # checks its key before anything else starts
+    loop = LoopThread()
+    director = reviewer = None
+    try:
+        director = RouteDirector(spec.director, loop)
+        reviewer = RouteReviewer(spec.reviewer, loop)
+    except BaseException:
+        for agent in (director, reviewer):
+            if agent is not None:
+                agent.close()
+        loop.close()
+        raise
+    return Agents(director, renderer, reviewer, closers=(director.close, reviewer.close, loop.close))

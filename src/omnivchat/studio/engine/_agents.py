@@ -12,7 +12,7 @@ Offline implementations are in ``omnivchat.studio.offline``; hosted ones plug in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -85,8 +85,16 @@ class Reviewer(Protocol):
 
 @dataclass(frozen=True)
 class Agents:
-    """The agents one synthesis uses."""
+    """The agents one synthesis uses; ``close`` releases what they hold (HTTP sessions, an event loop)."""
 
     director: Director
     renderer: Renderer
     reviewer: Reviewer
+    closers: tuple[Callable[[], None], ...] = ()
+
+    def names(self) -> dict[str, str]:
+        return {"director": self.director.name, "renderer": self.renderer.name, "reviewer": self.reviewer.name}
+
+    def close(self) -> None:
+        for close in self.closers:
+            close()

@@ -1,77 +1,102 @@
 """What the Director is asked at each module, in words (the payload carries the facts). Hosted Directors read
-these; the offline template Director acts on the payload alone."""
+these, wrapped in the role and the answer's JSON schema (``omnivchat.studio.hosted``); the offline template
+Director acts on the payload alone. Our own words, after the paper's Section 2 and Appendix C."""
 
 from __future__ import annotations
 
 INSTRUCTIONS: dict[str, str] = {
     "description": (
-        "Pick the corpus passage that best suits the sampled attributes and outline, in a few sentences, a "
-        "dialogue that tests the subcategory: who the user is, where they are, what they show and what they ask. "
-        'Answer JSON {"description": str, "passage": passage id}.'
+        "Choose the corpus passage that best suits the sampled attributes, and outline in a few sentences a "
+        "dialogue that tests the subcategory: who the user is, where they are, what the camera sees, what they "
+        "show or do, and what they ask. The passage broadens the setting; the test comes from the subcategory. "
+        'Answer {"description": str, "passage": the passage id}.'
     ),
     "plan": (
-        "Refine the outline into a plan of the scene and the storyline, then review it yourself: every object the "
-        "question needs is present, speech does not contradict what is visible, and the user yields the turn. "
-        'Answer JSON {"plan": str, "review": str}.'
+        "Refine the outline into a plan of the scene and the storyline: every object, person and sound the "
+        "question depends on, where each is in the image, and when things happen. Then review your plan: is every "
+        "object the question needs present and unambiguous (a red-and-white cup makes 'the red cup' ambiguous)? "
+        "Does any speech contradict what is visible? Does the user clearly yield the turn at the end? Say what you "
+        'changed. Answer {"plan": str, "review": str}.'
     ),
     "script": (
-        "Write the structured script: scene fields and contiguous timed segments of speech, action, silence, sound "
-        "and on-screen text, obeying every rule listed. Keep the sampled attributes exactly. Answer the Script JSON."
+        "Write the structured script the Renderer will follow: the scene (setting, people, objects, camera) and "
+        "contiguous timed segments from 0 to the clip's end (speech with the exact words, action, silence, sound, "
+        "music, on-screen text), with no gap. Obey every rule listed: speaking rate, duration, the final silent "
+        "wait, forbidden phrases. Put the sampled attributes, unchanged, in fields.attributes, and the media the "
+        "answer needs (video, audio) in fields.requires. If feedback lists earlier errors, fix every one."
     ),
     "validation_review": (
-        "The Validator reported these violations. Dismiss the ones that context shows are not real (a forbidden "
-        "word inside an unrelated compound, fast speech in an emergency) or ask for a revision. "
-        'Answer JSON {"action": "dismiss" | "revise", "reason": str}.'
+        "The deterministic Validator reported these violations. Some may be false in context: a forbidden word "
+        "inside an unrelated compound, a device heard only as ambient sound, fast speech during an argument or an "
+        "emergency. Dismiss the report only if every violation is such an exception; otherwise ask for a revision. "
+        'Answer {"action": "dismiss" or "revise", "reason": str}.'
     ),
     "script_review": (
-        "Does the script test the subcategory? Check object presence, false premises, that the question needs the "
-        "clip (audio alone must not answer a visual question) and that it can be answered offline. "
-        'Answer JSON {"action": "accept" | "rewrite" | "discard", "reason": str}.'
+        "Does the script test the subcategory? Check that every object it relies on is present, that a false "
+        "premise is really false in the scene, that the clip is needed (a question that audio alone answers does "
+        "not test vision), and that the answer can be known from the clip alone. Accept it, ask for a rewrite of a "
+        "repairable defect, or discard the instance when it cannot be repaired. "
+        'Answer {"action": "accept", "rewrite" or "discard", "reason": str}.'
     ),
     "video_plan": (
-        "Select the rendering fragments compatible with the scene (a clear-face rule conflicts with a camera facing "
-        'away). Answer JSON {"fragments": [fragment ids]}.'
+        "Select the shared rendering instructions (fragments) that are compatible with this scene: continuous "
+        "motion, camera constraints, plausible bodies, lip synchronisation, no subtitles. Leave out one that "
+        "conflicts with the scene (a clear-face rule with a camera facing away from the user; strong backlight "
+        'that hides the face by design). Answer {"fragments": [fragment ids]}.'
     ),
     "video_review": (
-        "Compare the Reviewer's caption, quality report and any Q-A answers with the script. Accept, re-seed a "
-        "random rendering defect, rewrite the script for a repeated defect, ask focused questions, or discard. "
-        'Answer JSON {"action": "accept" | "reseed" | "rewrite" | "qa" | "discard", "reason": str, '
-        '"questions": [{"text": str, "about": {...}}]}.'
+        "Compare the Reviewer's caption, quality report and any Q-A answers with the script. A small transcript "
+        "difference alone is not a rendering defect (the Reviewer may mishear); scripted background details that "
+        "are absent can be accepted if the storyline and the dialogue are intact. Accept the clip; re-seed a "
+        "random rendering defect (malformed hands, a glitch); rewrite the script for a defect that repeats; ask "
+        "focused questions when the evidence is unclear (only while qa_left > 0); or discard. "
+        'Answer {"action": "accept", "reseed", "rewrite", "qa" or "discard", "reason": str, '
+        '"questions": [{"text": str, "about": {}}]}.'
     ),
     "reply_plan": (
-        "Plan a grounded reply: keep only facts the caption or Q-A confirm; list what you leave out. "
-        'Answer JSON {"facts": [str], "left_out": [str]}.'
+        "Plan a grounded reply: keep the facts the caption and the Q-A answers confirm, drop scripted facts the "
+        'clip does not support, and list what you dropped. Answer {"facts": [str], "left_out": [str]}.'
     ),
     "reply": (
-        "Write the reference reply in the user's language, natural when spoken aloud, and (final turn) a tiered "
-        "rubric: tier 0 the language gate, then binary, grounded criteria with basic correctness before detail. "
-        'Answer JSON {"reply": str, "rubric": [{"tier": int, "text": str}]}.'
+        "Write the reference reply in the user's language: what a good assistant would say aloud, natural, brief, "
+        "grounded in the planned facts. On the final turn also write the rubric: tier 0 is exactly one criterion, "
+        "that the reply is in the user's language; then binary, checkable criteria grounded in the clip, basic "
+        "correctness in tier 1 before detail and style in later tiers. The reference must meet every criterion. "
+        'Answer {"reply": str, "rubric": [{"tier": int, "text": str}]} (an empty rubric before the final turn).'
     ),
     "reply_review": (
-        "Check the reply and rubric against the evidence: the user's language, every criterion binary and grounded, "
-        "tier order, the reply meeting every criterion, natural spoken style. "
-        'Answer JSON {"action": "accept" | "refine", "reason": str}.'
+        "Check the reply and the rubric against the evidence and the subcategory: the user's language, every "
+        "criterion binary and grounded in the clip, tiers from basic correctness to detail, the reference meeting "
+        "every criterion, and a reply that sounds natural aloud. Accept, or ask for one refinement saying what to "
+        'fix. Answer {"action": "accept" or "refine", "reason": str}.'
     ),
     "joint_plan": (
-        "Plan every turn of the dialogue and, for each turn after the first, the earlier clip, audio or final "
-        "frame it uses, within the reference budget. "
-        'Answer JSON {"plan": str, "turns": [{"turn": int, "summary": str, "references": [...]}]}.'
+        "Plan every turn of the dialogue at once: what the user shows and says in each turn, and for each turn "
+        "after the first which earlier clip, audio or final frame it uses (turnN.clip, turnN.audio, "
+        "turnN.final_frame) within the reference budget. A static scene can reuse an older clean clip; a change of "
+        "place or a gradual change needs the previous turn; keeping a voice needs audio with a face frame. "
+        'Answer {"plan": str, "turns": [{"turn": int, "summary": str, "references": [{"turn": int, "kind": '
+        '"clip" | "audio" | "final_frame", "purpose": str}]}]}.'
     ),
     "plan_review": (
-        "Review the joint plan in full: language, every turn, every media link, the final silent wait. "
-        'Answer JSON {"action": "accept" | "revise" | "discard", "reason": str}.'
+        "Review the joint plan as a whole, in a separate pass: the language, every turn, every media link (each "
+        "points to an earlier turn, within the budget), consistency of people and places across turns, and a "
+        'silent wait at the end of each turn. Answer {"action": "accept", "revise" or "discard", "reason": str}.'
     ),
     "prompt": (
-        "Write this turn's rendering prompt from the reviewed plan and the shared rendering instructions, with "
-        "earlier media as placeholders (turnN.clip, turnN.audio, turnN.final_frame). Answer the Script JSON."
+        "Write this turn's rendering prompt as a script, from the reviewed plan and the shared rendering "
+        "instructions, with the earlier media it uses as references (turnN.clip, turnN.audio, turnN.final_frame; "
+        "only those listed as available). Obey the rules listed, including the fields required at this turn's "
+        "position. Answer the Script JSON."
     ),
     "prompt_review": (
-        "Check this turn's prompt and its media links before rendering. Accept, rewrite it locally, or update the "
-        'plan from the first affected turn. Answer JSON {"action": "accept" | "rewrite" | "update_plan", '
-        '"reason": str, "turn": int | null}.'
+        "Check this turn's prompt and its media links before rendering, with the Validator's report. Accept it, "
+        "rewrite it locally, or update the plan from the first affected turn when the plan itself is at fault. "
+        'Answer {"action": "accept", "rewrite" or "update_plan", "reason": str, "turn": int or null}.'
     ),
     "final_reply_plan": (
-        "Read every turn's clip evidence and the earlier replies; plan the final reply from confirmed facts only. "
-        'Answer JSON {"facts": [str], "left_out": [str]}.'
+        "Read every turn's evidence and the earlier replies, and plan the final reply from confirmed facts only, "
+        "consistent with what was said before. "
+        'Answer {"facts": [str], "left_out": [str]}.'
     ),
 }

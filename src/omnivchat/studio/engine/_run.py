@@ -59,6 +59,7 @@ class StudioManifest(BaseModel):
     defect_rate: float
     corpus: str = Field(description="sha256 of the corpus file.")
     budgets: dict[str, int]
+    agents: dict[str, str] = Field(default_factory=dict, description="Director, Renderer and Reviewer (name, version).")
 
 
 @dataclass
@@ -186,6 +187,7 @@ def studio_run(
         defect_rate=defect_rate,
         corpus=_file_hash(corpus_path),
         budgets={k: getattr(budgets, k) for k in ("render", "rewrite", "plan", "qa", "refine", "total")},
+        agents=agents.names(),
     )
     from omnivchat.runs import lock_holder
 

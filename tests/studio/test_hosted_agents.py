@@ -1,0 +1,236 @@
+"""The hosted Director and Reviewer over real HTTP (a loopback OpenAI-compatible server answering as scripted):
+what they send, how their answers parse, and a whole single- and multi-turn synthesis through them."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from omnivchat.routes import RouteError
+from omnivchat.studio.engine import AgentCalls, Agents, Budgets, DirectorRequest, Question, Synthesis
+from omnivchat.studio.engine._prompts import INSTRUCTIONS
+from omnivchat.studio.hosted._agents import AgentSpec, RouteDirector, RouteReviewer, parse_json_object
+from omnivchat.studio.hosted._bridge import LoopThread
+from omnivchat.studio.offline import OfflineRenderer
+from omnivchat.testing import Behaviour, LoopbackServer
+
+from .test_engine import CORE, GATE, MULTI, SINGLE, _job, _script
+
+STEP = re.compile(r"## This step: (.+)")
+MODULE_OF_TITLE = {
+    "plan & review": "plan",
+    "script generation": "script",
+    "plan": "joint_plan",
+    "prompt generation": "prompt",
+}
+CAPTION = {
+    "caption": "A red cube on a desk; the user asks what colour it is.",
+    "transcript": "What colour is the cube?",
+    "report": {
+        a: {"ok": True, "note": ""}
+        for a in ("cuts", "realism", "delivery_speed", "body_structure", "appearance", "artifacts", "on_screen_text")
+    },
+    "observed": {"objects": [{"name": "cube", "colour_seen": "red"}], "has_audio": True},
+}
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message["content"]
+    if isinstance(content, str):
+        return content
+    return "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+
+
+def _module(system: str) -> str:
+    title = STEP.search(system).group(1).strip()
+    return MODULE_OF_TITLE.get(title, title.replace(" ", "_"))
+
+
+def _payload_input(user: str) -> dict[str, Any]:
+    return json.loads(user.split("## Input\n", 1)[1])
+
+
+def director_answer(module: str, user: str, turns: int) -> dict[str, Any]:
+    """What a good Director answers at each module (the assignment is the test job's: en, red)."""
+    fake = {"assignment": {"language": "en", "colour": "red", "turns": str(turns)}}
+    if turns == 1:
+        del fake["assignment"]["turns"]
+    given = _payload_input(user)
+    match module:
+        case "description":
+            return {"description": "a desk scene", "passage": "p0"}
+        case "plan":
+            return {"plan": "a cube on a desk", "review": "the cube is visible"}
+        case "joint_plan":
+            refs = lambda t: [] if t == 1 else [{"turn": t - 1, "kind": "clip"}]  # noqa: E731
+            return {"plan": "one room", "turns": [{"turn": t, "references": refs(t)} for t in range(1, turns + 1)]}
+        case "script" | "prompt":
+            script = _script(fake, turn=given.get("turn"))
+            return script if turns > 1 else {**script, "fields": {**script["fields"], "attributes": fake["assignment"]}}
+        case "video_plan":
+            return {"fragments": [f["id"] for f in given["fragments"]]}
+        case "reply_plan" | "final_reply_plan":
+            return {"facts": ["the cube is red"]}
+        case "reply":
+            return {"reply": "It is red.", "rubric": [GATE, CORE] if given["final"] else []}
+    return {"action": "accept", "reason": "fine"}
+
+
+class Scripted:
+    """The loopback server's rules: the Director's answer by module, the Reviewer's caption or Q-A."""
+
+    def __init__(self, turns: int = 1, first: dict[str, list[str]] | None = None) -> None:
+        self.turns = turns
+        self.first = first or {}
+        self.seen: list[tuple[str, str, str]] = []
+
+    def __call__(self, body: dict[str, Any]) -> Behaviour:
+        system = _text(body["messages"][0])
+        user = _text(body["messages"][-1])
+        if system.startswith("You are the Reviewer"):
+            self.seen.append(("reviewer", system, json.dumps(body)))
+            if "Answer each question" in user:
+                return Behaviour(text=json.dumps({"answers": [{"index": 1, "answer": "red"}]}))
+            return Behaviour(text="```json\n" + json.dumps(CAPTION) + "\n```")
+        module = _module(system)
+        self.seen.append((module, system, user))
+        queue = self.first.get(module)
+        if queue:
+            return Behaviour(text=queue.pop(0))
+        return Behaviour(text=json.dumps(director_answer(module, user, self.turns)))
+
+
+@pytest.fixture
+def loop():
+    thread = LoopThread()
+    thread.agents = []  # type: ignore[attr-defined]
+    yield thread
+    for agent in thread.agents:  # type: ignore[attr-defined]
+        agent.close()
+    thread.close()
+
+
+def _agents(server: LoopbackServer, loop: LoopThread, **director: Any) -> tuple[RouteDirector, RouteReviewer]:
+    spec = {"base_url": server.base_url, "no_key": True}
+    made = (
+        RouteDirector(AgentSpec(model="director-llm", **spec, **director), loop),
+        RouteReviewer(AgentSpec(model="reviewer-omni", media_input="video_url", **spec), loop),
+    )
+    loop.agents.extend(made)  # closed by the fixture
+    return made
+
+
+def test_parse_json_object_is_strict():
+    assert parse_json_object('{"a": 1}') == {"a": 1}
+    assert parse_json_object('```json\n{"a": 1}\n```') == {"a": 1}
+    for text in ('Sure! {"a": 1}', "[1, 2]", '{"a": 1} and more', "", "```\nnot json\n```"):
+        assert parse_json_object(text) is None, text
+
+
+def test_a_hosted_single_turn_synthesis_runs_every_module_through_the_routes(tmp_path, loop):
+    rules = Scripted()
+    with LoopbackServer(rules=rules) as server:
+        director, reviewer = _agents(server, loop)
+        calls = AgentCalls(tmp_path / "calls.sqlite", backoff_s=0)
+        agents = Agents(director, OfflineRenderer(), reviewer)
+        result = Synthesis(_job(SINGLE), agents, calls, tmp_path / "work", Budgets()).run()
+        calls.close()
+        requests = server.requests
+    assert result.trace.status == "accepted", result.trace.reason
+    assert result.reference == "It is red." and [c.tier for c in result.rubric] == [0, 1]
+    modules = [m for m, _, _ in rules.seen]
+    assert modules == [
+        "description",
+        "plan",
+        "script",
+        "script_review",
+        "video_plan",
+        "reviewer",
+        "video_review",
+        "reply_plan",
+        "reply",
+        "reply_review",
+    ]
+    # the fixed part: the role, the module's task and its answer's schema; the flexible part: the subcategory
+    _, system, user = rules.seen[2]
+    assert "You are the Director" in system and INSTRUCTIONS["script"] in system and '"segments"' in system
+    assert "The user's left and right under the current camera." in user
+    assert "- colour = red: a red cube" in user and "## Rules the script must obey" in user
+    assert "## Your work so far on this instance\n- description:" in user
+    # the Reviewer got the clip itself, with its audio, as a video
+    review = next(json.loads(r) for m, _, r in rules.seen if m == "reviewer")
+    parts = review["messages"][-1]["content"]
+    assert any(p.get("type") == "video_url" for p in parts if isinstance(p, dict))
+    assert all(r.json.get("response_format") is None for r in requests)  # auto: no schema on an OpenAI route
+
+
+def test_structured_output_sends_each_module_its_schema(tmp_path, loop):
+    with LoopbackServer(rules=Scripted()) as server:
+        director, _ = _agents(server, loop, structured_output="json_schema")
+        payload = {"assignment": {"language": "en"}, "passages": [{"id": "p0"}], "config": {}}
+        director.ask(DirectorRequest("description", INSTRUCTIONS["description"], payload))
+        sent = server.requests[-1].json["response_format"]
+    assert sent["type"] == "json_schema"
+    assert sent["json_schema"]["schema"]["required"] == ["description"]
+
+
+def test_an_unparseable_director_answer_takes_the_engines_repair_route(tmp_path, loop):
+    rules = Scripted(first={"script": ["Here is the script you asked for: {...}"]})
+    with LoopbackServer(rules=rules) as server:
+        director, reviewer = _agents(server, loop)
+        calls = AgentCalls(tmp_path / "calls.sqlite", backoff_s=0)
+        result = Synthesis(
+            _job(SINGLE), Agents(director, OfflineRenderer(), reviewer), calls, tmp_path / "w", Budgets()
+        ).run()
+        calls.close()
+    assert result.trace.status == "accepted"
+    assert [(s.module, s.decision) for s in result.trace.steps if s.module == "3"] == [("3", "fail"), ("3", "pass")]
+    assert result.trace.repairs == {"rewrite": 1}
+
+
+def test_the_reviewer_must_answer_json_and_hear_the_audio(tmp_path, loop):
+    from omnivchat.studio import render_clip
+
+    clip = tmp_path / "clip.mp4"
+    render_clip({"duration": 1.5, "size": [64, 36], "speech": [{"text": "Hello", "language": "en"}]}, clip)
+    with LoopbackServer(default=Behaviour(text="A red cube, I think.")) as server:
+        _, reviewer = _agents(server, loop)
+        with pytest.raises(RouteError) as err:
+            reviewer.caption(clip)
+    assert err.value.kind == "unparseable" and err.value.retryable
+    with LoopbackServer(rules=Scripted()) as server:
+        _, reviewer = _agents(server, loop)
+        caption = reviewer.caption(clip)
+        answers = reviewer.answer(clip, [Question(text="What colour is the cube?"), Question(text="Who speaks?")])
+    assert caption.text.startswith("A red cube") and caption.report.cuts.ok and caption.observed["has_audio"]
+    assert [a.answer for a in answers] == ["red", "cannot tell from the clip"]
+
+
+def test_a_missing_key_is_refused_before_anything_is_sent(monkeypatch, loop):
+    from omnivchat.routes import CredentialError
+
+    monkeypatch.delenv("STUDIO_TEST_KEY", raising=False)
+    with pytest.raises(CredentialError, match="STUDIO_TEST_KEY"):
+        RouteDirector(
+            AgentSpec(model="director-llm", base_url="http://127.0.0.1:9/v1", api_key_env="STUDIO_TEST_KEY"), loop
+        )
+
+
+def test_a_hosted_multi_turn_synthesis(tmp_path, loop):
+    rules = Scripted(turns=2)
+    with LoopbackServer(rules=rules) as server:
+        director, reviewer = _agents(server, loop)
+        calls = AgentCalls(tmp_path / "calls.sqlite", backoff_s=0)
+        job = _job(MULTI, turns="2")
+        result = Synthesis(job, Agents(director, OfflineRenderer(), reviewer), calls, tmp_path / "w", Budgets()).run()
+        calls.close()
+    assert result.trace.status == "accepted", result.trace.reason
+    assert len(result.turns) == 2
+    modules = [m for m, _, _ in rules.seen if m != "reviewer"]
+    assert modules[:3] == ["description", "joint_plan", "plan_review"]
+    assert modules.count("prompt") == 2 and modules.count("final_reply_plan") == 1
+    second_prompt = [u for m, _, u in rules.seen if m == "prompt"][1]
+    assert '"available_media"' in second_prompt and "turn1.final_frame" in second_prompt
