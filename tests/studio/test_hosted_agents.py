@@ -234,3 +234,21 @@ def test_a_hosted_multi_turn_synthesis(tmp_path, loop):
     assert modules.count("prompt") == 2 and modules.count("final_reply_plan") == 1
     second_prompt = [u for m, _, u in rules.seen if m == "prompt"][1]
     assert '"available_media"' in second_prompt and "turn1.final_frame" in second_prompt
+
+
+def test_the_director_can_be_a_gemini_native_route(monkeypatch, loop):
+    monkeypatch.setenv("STUDIO_GEMINI_KEY", "g-test-key-not-real")
+    answer = {"description": "a desk scene", "passage": "p0"}
+    with LoopbackServer(default=Behaviour(text=json.dumps(answer))) as server:
+        spec = AgentSpec(model="gemini:gemini-test", base_url=server.url, api_key_env="STUDIO_GEMINI_KEY")
+        director = RouteDirector(spec, loop)
+        loop.agents.append(director)  # type: ignore[attr-defined]
+        payload = {"assignment": {"language": "en"}, "passages": [{"id": "p0"}], "config": {}}
+        got = director.ask(DirectorRequest("description", INSTRUCTIONS["description"], payload))
+        sent = server.requests[-1]
+    assert got == answer
+    assert sent.path.endswith("/models/gemini-test:generateContent")
+    config = sent.json["generationConfig"]
+    schema = config.get("responseJsonSchema") or config.get("response_json_schema")
+    assert schema["required"] == ["description"]  # auto: the Gemini route takes the schema natively
+    assert "You are the Director" in sent.json["systemInstruction"]["parts"][0]["text"]
