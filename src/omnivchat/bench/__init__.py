@@ -1,6 +1,7 @@
 """Benchmark data model, taxonomy and bench directories."""
 
 from omnivchat.bench._hits import HitsError, HitsRecord, load_hits
+from omnivchat.bench._inspection import INSPECTION_FILE, InspectionDecision
 from omnivchat.bench._io import (
     BENCH_FILE,
     INSTANCES_FILE,
@@ -8,6 +9,7 @@ from omnivchat.bench._io import (
     BenchError,
     BenchInfo,
     MediaCheck,
+    inspection_decisions,
     load_bench,
     save_bench,
 )
@@ -27,6 +29,7 @@ __all__ = [
     "BENCH_FILE",
     "CATEGORIES",
     "GROUPS",
+    "INSPECTION_FILE",
     "INSTANCES_FILE",
     "MULTI_TURN_EXTENSIONS",
     "SUBCATEGORIES",
@@ -39,10 +42,12 @@ __all__ = [
     "Group",
     "HitsError",
     "HitsRecord",
+    "InspectionDecision",
     "Instance",
     "MediaCheck",
     "Subcategory",
     "Turn",
+    "inspection_decisions",
     "load_bench",
     "load_hits",
     "resolve_subcategory",

@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from omnivchat._files import InputError, decode_lines, loads_json, read_text
+from omnivchat.bench._inspection import INSPECTION_FILE, InspectionDecision, read_decisions
 from omnivchat.bench._model import Instance, Turn
 from omnivchat.bench._taxonomy import resolve_subcategory
 from omnivchat.errors import OmnivchatError
@@ -57,6 +58,9 @@ class Bench:
     instances: list[Instance] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
     """Line of each instance id in instances.jsonl, as loaded (empty for a bench built in memory)."""
+    rejected: dict[str, InspectionDecision] = field(default_factory=dict)
+    """Instances rejected by human inspection (inspection.jsonl), by id: left out of ``instances`` unless the
+    bench was loaded with ``include_rejected=True``."""
 
     def media_path(self, turn: Turn) -> Path:
         """Absolute path of a turn's clip."""
@@ -130,8 +134,11 @@ def _load_info(root: Path, problems: list[str]) -> BenchInfo | None:
         return None
 
 
-def _load_instances(root: Path, problems: list[str], first_line: dict[str, int], clips_ok: set[str]) -> list[Instance]:
-    """The instances that parse; fills ``first_line`` (id -> line) and ``clips_ok`` (ids whose clips all exist)."""
+def _load_instances(
+    root: Path, problems: list[str], first_line: dict[str, int], clips_ok: set[str], skip_clips: frozenset[str]
+) -> list[Instance]:
+    """The instances that parse; fills ``first_line`` (id -> line) and ``clips_ok`` (ids whose clips all exist).
+    The clips of the ids in ``skip_clips`` (rejected instances left out) are not looked at."""
     path = root / INSTANCES_FILE
     if not path.is_file():
         problems.append(f"{INSTANCES_FILE}: missing")
@@ -170,6 +177,9 @@ def _load_instances(root: Path, problems: list[str], first_line: dict[str, int],
             problems.append(f"{where}: id: duplicate id {instance.id!r} (first on line {first_line[instance.id]})")
             continue
         first_line[instance.id] = number
+        instances.append(instance)
+        if instance.id in skip_clips:
+            continue
         clips_present = True
         for index, turn in enumerate(instance.turns):
             clip = root / turn.video
@@ -181,7 +191,6 @@ def _load_instances(root: Path, problems: list[str], first_line: dict[str, int],
                 clips_present = False
         if clips_present:
             clips_ok.add(instance.id)
-        instances.append(instance)
     if not instances and not problems:
         problems.append(f"{INSTANCES_FILE}: no instances")
     return instances
@@ -191,8 +200,26 @@ MediaCheck = Callable[[Bench], list[str]]
 """Checks the clips of a bench and returns its problems, each ``instances.jsonl:<line>: <field>: <message>``."""
 
 
-def load_bench(path: str | Path, *, check_media: MediaCheck | None = None) -> Bench:
+def inspection_decisions(root: str | Path) -> dict[str, InspectionDecision]:
+    """The latest human-inspection decision per instance id in ``root/inspection.jsonl`` (empty without the
+    file), in the order they were last decided; BenchError naming ``inspection.jsonl:<line>`` for every line that
+    cannot be read (never skipped: a dropped reject would deliver a rejected instance)."""
+    problems: list[str] = []
+    decisions = read_decisions(Path(root), problems)
+    if problems:
+        raise BenchError(Path(root), problems)
+    return decisions
+
+
+def load_bench(path: str | Path, *, check_media: MediaCheck | None = None, include_rejected: bool = False) -> Bench:
     """Load and validate a bench directory completely, or raise BenchError listing every problem found.
+
+    Instances rejected by human inspection (their latest line in inspection.jsonl is a reject) are not delivered:
+    they are left out of ``instances`` and listed in ``rejected``, their lines of instances.jsonl are still
+    validated (bench.yaml's counts cover the whole file), and their clips are neither required nor checked.
+    ``include_rejected=True`` keeps them (the inspection page shows every instance) and checks their clips. A
+    decision about an id that instances.jsonl does not hold is ignored; an unreadable line of inspection.jsonl
+    is a problem like any other. A bench without inspection.jsonl loads exactly as it always did.
 
     ``check_media`` also checks the clips: bench sits below media and never decodes a clip itself, so the caller
     passes the media package's ``ClipChecker()`` (omnivchat.media._clips), which probes every clip. It is called
@@ -207,9 +234,11 @@ def load_bench(path: str | Path, *, check_media: MediaCheck | None = None) -> Be
         raise BenchError(root, ["not a directory"])
     problems: list[str] = []
     info = _load_info(root, problems)
+    decisions = read_decisions(root, problems)
+    rejected_ids = frozenset(i for i, d in decisions.items() if d.decision == "reject")
     lines: dict[str, int] = {}
     clips_ok: set[str] = set()
-    instances = _load_instances(root, problems, lines, clips_ok)
+    instances = _load_instances(root, problems, lines, clips_ok, frozenset() if include_rejected else rejected_ids)
     if info is not None and not problems:
         languages, subcategories = summarize(instances)
         if info.languages is not None and info.languages != languages:
@@ -220,25 +249,31 @@ def load_bench(path: str | Path, *, check_media: MediaCheck | None = None) -> Be
                 problems.append(
                     f"{BENCH_FILE}: subcategories {info.subcategories} do not match instances.jsonl {subcategories}"
                 )
+    rejected = {i.id: decisions[i.id] for i in instances if i.id in rejected_ids}
+    if not include_rejected:
+        instances = [i for i in instances if i.id not in rejected]
+        if rejected and not instances:
+            problems.append(f"{INSPECTION_FILE}: every instance is rejected by inspection; nothing is delivered")
     if check_media is not None:
         checkable = [i for i in instances if i.id in clips_ok]
         stand_in = info if info is not None else BenchInfo(name=root.name or "bench")
         problems.extend(check_media(Bench(root=root, info=stand_in, instances=checkable, lines=lines)))
-        problems.sort(key=_problem_line)  # stable: bench.yaml first, then by line of instances.jsonl
+    problems.sort(key=_problem_line)  # stable: bench.yaml first, then by line of instances.jsonl, inspection.jsonl
     if problems or info is None:
         raise BenchError(root, problems)
-    return Bench(root=root, info=info, instances=instances, lines=lines)
+    return Bench(root=root, info=info, instances=instances, lines=lines, rejected=rejected)
 
 
 def _problem_line(problem: str) -> tuple[int, int]:
-    """Sort key of a problem: bench.yaml's first, then instances.jsonl's by line, then the rest."""
+    """Sort key of a problem: bench.yaml's first, then instances.jsonl's by line, inspection.jsonl's by line,
+    then the rest."""
     if problem.startswith(BENCH_FILE):
         return (0, 0)
     head, _, rest = problem.partition(":")
-    if head == INSTANCES_FILE:
+    if head in (INSTANCES_FILE, INSPECTION_FILE):
         number = rest.split(":", 1)[0]
-        return (1, int(number)) if number.isdigit() else (1, 0)
-    return (2, 0)
+        return (1 if head == INSTANCES_FILE else 2, int(number) if number.isdigit() else 0)
+    return (3, 0)
 
 
 def _known(code: str) -> bool:

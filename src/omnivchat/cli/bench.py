@@ -81,11 +81,13 @@ def validate_command(
     Every clip is probed (in parallel; results cached by content hash, so an unchanged bench is not probed
     again): an empty, truncated or unreadable clip, one with no video stream, or one without an audio track in
     an instance that requires audio is a problem. Every problem is listed with its file, line and field; the
-    exit status is 2 if there is any. A silent audio track is only a warning.
+    exit status is 2 if there is any. A silent audio track is only a warning. Instances rejected by human
+    inspection (inspection.jsonl, `omnivchat studio inspect`) are counted but not delivered: their lines must
+    parse, their clips are not checked.
     """
     from rich.progress import Progress
 
-    from omnivchat.bench import CATEGORIES, SUBCATEGORIES, Bench, BenchError, load_bench
+    from omnivchat.bench import CATEGORIES, INSPECTION_FILE, SUBCATEGORIES, Bench, BenchError, load_bench
     from omnivchat.media import ClipChecker
 
     bench: Bench | None = None
@@ -108,6 +110,14 @@ def validate_command(
         f"[bold green]ok[/] {bench.root}: {bench.info.name} v{bench.info.version}, {len(instances)} instances, "
         f"{checker.clips} clips ({checker.probed} probed, {checker.cached} from the cache)"
     )
+    if bench.rejected or (bench.root / INSPECTION_FILE).is_file():
+        ids = ", ".join(list(bench.rejected)[:5]) + (" ..." if len(bench.rejected) > 5 else "")
+        console.print(
+            f"{len(bench.rejected)} instance(s) rejected by human inspection ({INSPECTION_FILE})"
+            + (f": {ids}; not delivered, so neither checked nor counted below" if bench.rejected else ""),
+            highlight=False,
+            soft_wrap=True,
+        )
     console.print(_counts_table("By category", {c: by_cat[c] for c in CATEGORIES if c in by_cat}))
     console.print(
         _counts_table("By subcategory", {SUBCATEGORIES[s].path: by_sub[s] for s in SUBCATEGORIES if s in by_sub})
