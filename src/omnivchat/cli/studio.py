@@ -14,6 +14,7 @@ from rich.table import Table
 
 from omnivchat.cli._app import console, err_console, fail
 from omnivchat.cli._options import ProgressOption
+from omnivchat.cli.studio_import import import_command
 from omnivchat.cli.studio_inspect import inspect_command
 
 if TYPE_CHECKING:
@@ -166,3 +167,4 @@ def studio_trace_command(
 
 
 studio_app.command("inspect")(inspect_command)
+studio_app.command("import-recorded")(import_command)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from omnivchat.studio.config import SubcategoryConfig
-from omnivchat.studio.engine import Agents, StudioError
+from omnivchat.studio.engine import Agents, Director, StudioError
 
 BACKENDS = ("offline", "hosted")
 
@@ -61,6 +61,8 @@ def _hosted(agents_file: Path) -> Agents:
     from omnivchat.studio.hosted import LoopThread, RouteDirector, RouteReviewer, load_agents_file, make_renderer
 
     spec = load_agents_file(agents_file)
+    if spec.reviewer is None or not spec.renderer:
+        raise StudioError(f"{agents_file}: studio run needs [director], [reviewer] and [renderer] tables")
     renderer = make_renderer(spec.renderer)  # checks its key before anything else starts
     loop = LoopThread()
     director = reviewer = None
@@ -74,3 +76,12 @@ def _hosted(agents_file: Path) -> Agents:
         loop.close()
         raise
     return Agents(director, renderer, reviewer, closers=(director.close, reviewer.close, loop.close))
+
+
+def make_director(agents_file: Path | None) -> Director:
+    """The hosted Director of ``agents_file`` on its own (``import-recorded``); close it after use."""
+    from omnivchat.studio.hosted import RouteDirector, load_agents_file
+
+    if agents_file is None:
+        raise StudioError("import-recorded needs a Director: give --agents FILE with a [director] table")
+    return RouteDirector(load_agents_file(agents_file).director)

@@ -60,5 +60,6 @@ DIRECTOR_ANSWERS: dict[str, type[BaseModel]] = {
     "prompt": Script,
     "prompt_review": Decision,
     "final_reply_plan": ReplyPlanAnswer,
+    "recorded_reply": ReplyAnswer,
 }
 """The model each Director module's answer must fit."""

@@ -68,7 +68,7 @@ class AgentsFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     director: AgentSpec
-    reviewer: AgentSpec
+    reviewer: AgentSpec | None = Field(None, description="Needed by studio run, not by import-recorded.")
     renderer: dict[str, Any] = Field(default_factory=dict, description="The video backend: kind, model, ...")
 
 
@@ -134,9 +134,10 @@ def _response_format(spec: AgentSpec, route: Route, schema: dict[str, Any]) -> d
 class RouteDirector:
     """The Director as a text model behind a route."""
 
-    def __init__(self, spec: AgentSpec, loop: LoopThread) -> None:
+    def __init__(self, spec: AgentSpec, loop: LoopThread | None = None) -> None:
         self.spec = spec
-        self.loop = loop
+        self._own_loop = loop is None  # a Director on its own (import-recorded) closes its loop too
+        self.loop = loop or LoopThread()
         self.route = _route(spec, media=False)
         self.name = f"director:{spec.model}/prompts-{PROMPTS_VERSION}"
 
@@ -158,6 +159,8 @@ class RouteDirector:
 
     def close(self) -> None:
         self.loop.run(self.route.aclose())
+        if self._own_loop:
+            self.loop.close()
 
 
 class _ReportAnswer(BaseModel):
