@@ -46,7 +46,8 @@ def test_an_existing_output_needs_force(run_dir, tmp_path):
 def test_outputs_onto_a_bench_or_an_input_are_refused(small_bench, tmp_path):
     hits = tmp_path / "hits.jsonl"
     hits.write_text("{}\n")
-    for target in (small_bench.root / "instances.jsonl", small_bench.root / "media" / "s1" / "turn1.mp4", hits):
+    bench_files = ("instances.jsonl", "inspection.jsonl", "media/s1/turn1.mp4")
+    for target in (*(small_bench.root / f for f in bench_files), hits):
         with pytest.raises(OutputError):
             check_output_file(target, inputs=[hits], force=True)
 

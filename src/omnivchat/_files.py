@@ -60,13 +60,14 @@ def check_path(path: Path, what: str = "path") -> Path:
 
 def protected_by(target: Path) -> Path | None:
     """The run or bench directory whose own file ``target`` (resolved) is, or None: a run's manifest, store and
-    logs; a bench's bench.yaml, instances.jsonl and clips. Those are never an output, even with --force."""
+    logs; a bench's bench.yaml, instances.jsonl, inspection.jsonl (a person's decisions) and clips. Those are never
+    an output, even with --force."""
     if target.name in RUN_FILES and (target.parent / "manifest.json").is_file():
         return target.parent
     for folder in [target.parent, *target.parent.parents]:
         if (folder / "bench.yaml").is_file() and (folder / "instances.jsonl").is_file():
             inside = target.relative_to(folder).parts
-            if inside in (("bench.yaml",), ("instances.jsonl",)) or inside[0] == "media":
+            if inside in (("bench.yaml",), ("instances.jsonl",), ("inspection.jsonl",)) or inside[0] == "media":
                 return folder
             break
     return None
