@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from omnivchat.studio.config import SubcategoryConfig
 from omnivchat.studio.engine import Agents, Director, StudioError
@@ -63,19 +64,19 @@ def _hosted(agents_file: Path) -> Agents:
     spec = load_agents_file(agents_file)
     if spec.reviewer is None or not spec.renderer:
         raise StudioError(f"{agents_file}: studio run needs [director], [reviewer] and [renderer] tables")
-    renderer = make_renderer(spec.renderer)  # checks its key before anything else starts
     loop = LoopThread()
-    director = reviewer = None
+    made: list[Any] = []
     try:
-        director = RouteDirector(spec.director, loop)
-        reviewer = RouteReviewer(spec.reviewer, loop)
+        made.append(make_renderer(spec.renderer, loop=loop))  # every key is checked before anything starts
+        made.append(RouteDirector(spec.director, loop))
+        made.append(RouteReviewer(spec.reviewer, loop))
     except BaseException:
-        for agent in (director, reviewer):
-            if agent is not None:
-                agent.close()
+        for agent in made:
+            agent.close()
         loop.close()
         raise
-    return Agents(director, renderer, reviewer, closers=(director.close, reviewer.close, loop.close))
+    renderer, director, reviewer = made
+    return Agents(director, renderer, reviewer, closers=(*(a.close for a in made), loop.close))
 
 
 def make_director(agents_file: Path | None) -> Director:

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from omnivchat.bench import Criterion
 from omnivchat.studio.config import SubcategoryConfig
-from omnivchat.studio.engine._agents import Agents, DirectorRequest, RenderRefused, RenderRequest
+from omnivchat.studio.engine._agents import Agents, DirectorRequest, RenderFailed, RenderRefused, RenderRequest
 from omnivchat.studio.engine._answers import (
     DescriptionAnswer,
     JointPlanAnswer,
@@ -398,8 +398,10 @@ class Synthesis:
                 clip = self._render(script, fragments, refs, seed, f"{tag}-{_short(script)}-{render_no}.mp4")
             except AgentCallError as err:
                 self._step(ids["render"], self.agents.renderer.name, "fail", str(err), turn=turn, cost=Cost(calls=1))
-                if isinstance(err.cause, RenderRefused):  # the prompt must change (moderation)
+                if isinstance(err.cause, RenderRefused):  # the prompt must change (moderation, too long...)
                     raise _Rewrite({"render_refused": str(err.cause)}) from None
+                if not isinstance(err.cause, RenderFailed):  # a key refused, a bad request: stop, resumable
+                    raise
                 reviews.append({"render": render_no, "action": "reseed", "reason": f"render failed: {err.cause}"})
                 self._spend("render", f"render failed: {err.cause}")
                 continue

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         parse_json_object,
     )
     from omnivchat.studio.hosted._bridge import LoopThread
-    from omnivchat.studio.hosted._renderer import make_renderer
+    from omnivchat.studio.hosted.renderers import make_renderer
 
 _LAZY = {
     "AgentSpec": "_agents",
@@ -32,7 +32,7 @@ _LAZY = {
     "load_agents_file": "_agents",
     "parse_json_object": "_agents",
     "LoopThread": "_bridge",
-    "make_renderer": "_renderer",
+    "make_renderer": "renderers",
 }
 
 __all__ = [

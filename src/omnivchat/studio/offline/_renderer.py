@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from omnivchat.studio.engine._agents import RenderRequest
+from omnivchat.studio.engine._agents import RenderRefused, RenderRequest
 from omnivchat.studio.engine._types import Clip
 
 DEFECTS = ("colour", "no_audio", "truncated")
@@ -48,7 +48,10 @@ class OfflineRenderer:
             scene["objects"] = [dict(o) for o in scene["objects"]]
             scene["objects"][0]["color"] = _another_colour(scene["objects"][0].get("color"), rng)
         out = request.out_path
-        render_clip(scene, out)
+        try:
+            render_clip(scene, out)
+        except MediaError as err:  # the script cannot be staged as written (speech past its end...): rewrite it
+            raise RenderRefused(f"the procedural renderer cannot render this script: {err}") from None
         if defect in ("no_audio", "truncated"):
             args = ["-an", "-c:v", "copy"] if defect == "no_audio" else ["-t", f"{scene['duration'] * 0.6:.2f}"]
             _ffmpeg_in_place(out, args)
