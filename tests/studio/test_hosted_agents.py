@@ -53,11 +53,15 @@ def _payload_input(user: str) -> dict[str, Any]:
     return json.loads(user.split("## Input\n", 1)[1])
 
 
-def director_answer(module: str, user: str, turns: int) -> dict[str, Any]:
-    """What a good Director answers at each module (the assignment is the test job's: en, red)."""
-    fake = {"assignment": {"language": "en", "colour": "red", "turns": str(turns)}}
-    if turns == 1:
-        del fake["assignment"]["turns"]
+ATTRIBUTE = re.compile(r"^- (\w+) = ([^:\n]+)", re.M)
+
+
+def director_answer(module: str, user: str) -> dict[str, Any]:
+    """What a good Director answers at each module, for the attributes the request shows."""
+    attributes = user.split("## Sampled attributes", 1)[1].split("\n## ", 1)[0]
+    fake = {"assignment": {k: v.strip() for k, v in ATTRIBUTE.findall(attributes)}}
+    turns = int(fake["assignment"].get("turns", 1))
+    colour = fake["assignment"].get("colour", "red")
     given = _payload_input(user)
     match module:
         case "description":
@@ -68,22 +72,20 @@ def director_answer(module: str, user: str, turns: int) -> dict[str, Any]:
             refs = lambda t: [] if t == 1 else [{"turn": t - 1, "kind": "clip"}]  # noqa: E731
             return {"plan": "one room", "turns": [{"turn": t, "references": refs(t)} for t in range(1, turns + 1)]}
         case "script" | "prompt":
-            script = _script(fake, turn=given.get("turn"))
-            return script if turns > 1 else {**script, "fields": {**script["fields"], "attributes": fake["assignment"]}}
+            return _script(fake, turn=given.get("turn"))
         case "video_plan":
             return {"fragments": [f["id"] for f in given["fragments"]]}
         case "reply_plan" | "final_reply_plan":
-            return {"facts": ["the cube is red"]}
+            return {"facts": [f"the cube is {colour}"]}
         case "reply":
-            return {"reply": "It is red.", "rubric": [GATE, CORE] if given["final"] else []}
+            return {"reply": f"It is {colour}.", "rubric": [GATE, CORE] if given["final"] else []}
     return {"action": "accept", "reason": "fine"}
 
 
 class Scripted:
     """The loopback server's rules: the Director's answer by module, the Reviewer's caption or Q-A."""
 
-    def __init__(self, turns: int = 1, first: dict[str, list[str]] | None = None) -> None:
-        self.turns = turns
+    def __init__(self, first: dict[str, list[str]] | None = None) -> None:
         self.first = first or {}
         self.seen: list[tuple[str, str, str]] = []
 
@@ -100,7 +102,7 @@ class Scripted:
         queue = self.first.get(module)
         if queue:
             return Behaviour(text=queue.pop(0))
-        return Behaviour(text=json.dumps(director_answer(module, user, self.turns)))
+        return Behaviour(text=json.dumps(director_answer(module, user)))
 
 
 @pytest.fixture
@@ -220,7 +222,7 @@ def test_a_missing_key_is_refused_before_anything_is_sent(monkeypatch, loop):
 
 
 def test_a_hosted_multi_turn_synthesis(tmp_path, loop):
-    rules = Scripted(turns=2)
+    rules = Scripted()
     with LoopbackServer(rules=rules) as server:
         director, reviewer = _agents(server, loop)
         calls = AgentCalls(tmp_path / "calls.sqlite", backoff_s=0)

@@ -112,7 +112,7 @@ def studio_run_command(
         f"{summary.seconds:.0f} s"
     )
     if summary.accepted:
-        per = ", ".join(f"{k} {v / summary.accepted:.1f}" for k, v in sorted(summary.calls_by_agent.items()))
+        per = ", ".join(f"{k} {v / summary.accepted:.2f}" for k, v in sorted(summary.calls_by_agent.items()))
         unpriced = f"; {summary.unpriced_renders} render(s) at an unknown price left out" * bool(
             summary.unpriced_renders
         )
