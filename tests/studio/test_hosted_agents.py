@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -254,3 +255,17 @@ def test_the_director_can_be_a_gemini_native_route(monkeypatch, loop):
     schema = config.get("responseJsonSchema") or config.get("response_json_schema")
     assert schema["required"] == ["description"]  # auto: the Gemini route takes the schema natively
     assert "You are the Director" in sent.json["systemInstruction"]["parts"][0]["text"]
+
+
+def test_the_documented_agents_file_loads(tmp_path):
+    from omnivchat.studio.hosted import load_agents_file
+    from omnivchat.studio.hosted.renderers import RENDERERS
+
+    docs = (Path(__file__).parents[2] / "docs" / "studio.md").read_text(encoding="utf-8")
+    block = re.search(r"### Hosted agents.*?```toml\n(.*?)```", docs, re.S)
+    assert block is not None
+    path = tmp_path / "agents.toml"
+    path.write_text(block.group(1), encoding="utf-8")
+    spec = load_agents_file(path)
+    assert spec.director.model == "qwen3-max" and spec.reviewer is not None
+    assert spec.renderer["kind"] in RENDERERS
