@@ -269,3 +269,21 @@ def test_the_documented_agents_file_loads(tmp_path):
     spec = load_agents_file(path)
     assert spec.director.model == "qwen3-max" and spec.reviewer is not None
     assert spec.renderer["kind"] in RENDERERS
+
+
+def test_the_reviewer_can_be_a_gemini_native_route(tmp_path, monkeypatch, loop):
+    from omnivchat.studio import render_clip
+
+    clip = tmp_path / "clip.mp4"
+    render_clip({"duration": 1.5, "size": [64, 36], "speech": [{"text": "Hello", "language": "en"}]}, clip)
+    monkeypatch.setenv("STUDIO_GEMINI_KEY", "g-test-key-not-real")
+    with LoopbackServer(default=Behaviour(text=json.dumps(CAPTION))) as server:
+        spec = AgentSpec(model="gemini:gemini-omni-test", base_url=server.url, api_key_env="STUDIO_GEMINI_KEY")
+        reviewer = RouteReviewer(spec, loop)
+        loop.agents.append(reviewer)  # type: ignore[attr-defined]
+        caption = reviewer.caption(clip)
+        sent = server.requests[-1].json
+    assert caption.transcript == "What colour is the cube?"
+    parts = sent["contents"][-1]["parts"]
+    assert any("inlineData" in p or "inline_data" in p for p in parts)  # the clip itself, audio included
+    assert "You are the Reviewer" in sent["systemInstruction"]["parts"][0]["text"]
