@@ -931,20 +931,9 @@ def _write_bench(output: Path, manifest: Path, recordings: Sequence[Recording]) 
 
 
 def _check_settings(output: Path, settings: ImportSettings) -> None:
-    path = output / RECORDED_DIR / SETTINGS_FILE
-    if path.is_file():
-        try:
-            old = ImportSettings.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValidationError, UnicodeDecodeError) as err:
-            raise RecordedError(f"{path}: not the settings of an import ({str(err).splitlines()[0]})") from None
-        if old != settings:
-            diff = [k for k in ImportSettings.model_fields if getattr(old, k) != getattr(settings, k)]
-            raise RecordedError(
-                f"{output} holds an import made with other settings ({', '.join(diff)} differ); rerun with the "
-                "same settings to resume, or choose a new directory"
-            )
-        return
-    write_text_atomic(path, settings.model_dump_json(indent=1))
+    from omnivchat.studio.engine._run import keep_settings
+
+    keep_settings(output / RECORDED_DIR / SETTINGS_FILE, settings, error=RecordedError, what="an import")
 
 
 def read_recorded_trace(path: Path) -> RecordedTrace:

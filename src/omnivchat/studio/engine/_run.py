@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -386,21 +386,30 @@ def _write_bench(output: Path, manifest: StudioManifest, jobs: Sequence[Job]) ->
 
 def _check_manifest(output: Path, manifest: StudioManifest) -> None:
     path = output / STUDIO_DIR / MANIFEST
-    if path.is_file():
-        try:
-            old = StudioManifest.model_validate_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValidationError, UnicodeDecodeError) as err:
-            raise StudioError(f"{path}: not a Studio manifest ({str(err).splitlines()[0]})") from None
-        if old != manifest:
-            diff = [k for k in StudioManifest.model_fields if getattr(old, k) != getattr(manifest, k)]
-            raise StudioError(
-                f"{output} holds a synthesis made with other settings ({', '.join(diff)} differ); "
-                "rerun with the same settings to resume, or choose a new directory"
-            )
-        return
-    if (output / "bench.yaml").exists() or (output / "instances.jsonl").exists():
+    if not path.is_file() and ((output / "bench.yaml").exists() or (output / "instances.jsonl").exists()):
         raise OutputError(f"{output} holds a bench that omnivchat studio did not make; choose a new directory")
-    write_text_atomic(path, manifest.model_dump_json(indent=1))
+    keep_settings(path, manifest, error=StudioError, what="a synthesis")
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def keep_settings(path: Path, settings: M, *, error: type[OmnivchatError], what: str) -> None:
+    """Write ``settings`` at ``path``, or check that the ones there are the same: a rerun must ask what the first
+    run asked (the error names what differs)."""
+    if not path.is_file():
+        write_text_atomic(path, settings.model_dump_json(indent=1))
+        return
+    try:
+        old = type(settings).model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValidationError, UnicodeDecodeError) as err:
+        raise error(f"{path}: not the settings of {what} ({str(err).splitlines()[0]})") from None
+    if old != settings:
+        diff = [k for k in type(settings).model_fields if getattr(old, k) != getattr(settings, k)]
+        raise error(
+            f"{path.parent.parent} holds {what} made with other settings ({', '.join(diff)} differ); rerun with the "
+            "same settings to resume, or choose a new directory"
+        )
 
 
 def read_trace(path: Path) -> Trace:
