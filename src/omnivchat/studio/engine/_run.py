@@ -81,10 +81,6 @@ class Summary:
     unpriced_renders: int = 0
     calls_by_agent: Counter[str] = field(default_factory=Counter)
 
-    @property
-    def complete(self) -> bool:
-        return not self.failed
-
 
 def load_corpus(path: Path) -> list[Passage]:
     """A corpus JSONL file: one passage a line ({"id", "language", "text", "topic"?}); StudioError naming the file
