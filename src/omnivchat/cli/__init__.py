@@ -16,6 +16,7 @@ from omnivchat.cli.diagnostics import ablate_command, check_route_command, demo_
 from omnivchat.cli.judging import judge_command, judges_app, score_command
 from omnivchat.cli.media import repair_tails_command
 from omnivchat.cli.report import report_command
+from omnivchat.cli.rl import rl_app
 from omnivchat.cli.runs import eval_command, export_command, runs_app
 from omnivchat.cli.socialomni import socialomni_app
 from omnivchat.cli.studio import studio_app
@@ -43,5 +44,6 @@ app.command("check-route")(check_route_command)
 app.command("report")(report_command)
 app.command("repair-tails")(repair_tails_command)
 app.add_typer(socialomni_app, name="socialomni")
+app.add_typer(rl_app, name="rl")
 
 __all__ = ["app"]

@@ -1,0 +1,172 @@
+"""`omnivchat rl ...`: OmniVChat-RL tools. `rl curves` plots Figure 4, selects the checkpoint and computes the
+Appendix E.5 correlations from a training run's reward log and its per-checkpoint evaluation runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from omnivchat.cli._app import console, fail, warn
+
+if TYPE_CHECKING:
+    from omnivchat.rl.curves import Agreement, CurvesFile
+
+rl_app = typer.Typer(
+    help="OmniVChat-RL: training analytics (Figure 4, checkpoint selection, Appendix E.5).", no_args_is_help=True
+)
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _sign(stats: Agreement) -> str:
+    s = stats.sign
+    if s.p is None:
+        return f"no non-zero pair ({s.ties} ties)"
+    return f"{s.agree}/{s.n} agree, p {s.p:.3g}" + (f", {s.ties} ties left out" if s.ties else "")
+
+
+def print_curves(result: CurvesFile) -> None:
+    """The selection, the left-out runs, and the Appendix E.5 table with its sign tests."""
+    selection = result.selection
+    if selection is not None:
+        if selection.step is None:
+            console.print(f"[yellow]{selection.note}[/]", highlight=False)
+        else:
+            console.print(f"selected checkpoint: step {selection.step} ({selection.note})", highlight=False)
+    for name, points in result.checkpoints.items():
+        for p in points:
+            if p.excluded is not None:
+                warn(f"{name} step {p.step} left out: {p.excluded} ({p.path})")
+            elif p.n_unscored:
+                warn(f"{name} step {p.step}: {p.n_unscored} of {p.n_items} items unscored, averaged without them")
+    if not result.pairs:
+        return
+    label = "Pooled Mean" if result.metric == "pooled" else "Subcategory Mean"
+    table = Table(title=f"Appendix E.5: correlations of the held-out curves ({label})", title_justify="left")
+    for column in ("pair", "grid", "level r (n)", "change r (n)", "sign test on changes"):
+        table.add_column(column)
+    for pair in result.pairs:
+        grids: list[tuple[str, Agreement]] = [("checkpoints", pair.checkpoints)]
+        grids += [(f"blocks of {b.k} ({b.blocks})", b) for b in pair.blocks]
+        for grid, stats in grids:
+            table.add_row(
+                f"{pair.a}–{pair.b}",
+                grid,
+                f"{_num(stats.level.r)} ({stats.level.n})",
+                f"{_num(stats.change.r)} ({stats.change.n})",
+                _sign(stats),
+            )
+    console.print(table)
+
+
+def curves_command(
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output", "-o", help="Folder for the plots and numbers: new, empty, or an earlier rl curves folder."
+        ),
+    ],
+    log: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--log",
+            help="The reward service's per-step log (JSONL: step, r, f, e, s, total; optional reply_efficiency, "
+            "reply_length). Repeat for a training resumed into another file.",
+            show_default=False,
+        ),
+    ] = None,
+    evals: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--eval",
+            help="An evaluation run as SET:STEP=PATH (PATH: a run directory or its scores.json), e.g. "
+            "dev:20=runs/ck20. Repeat for every set and checkpoint.",
+            show_default=False,
+        ),
+    ] = None,
+    index: Annotated[
+        Path | None,
+        typer.Option(
+            "--evals",
+            help='Index of evaluation runs (JSON, or TOML by suffix): {"dev": {"20": "runs/ck20"}, "bench": {...}}; '
+            "relative paths are taken from the index's folder.",
+        ),
+    ] = None,
+    blocks: Annotated[
+        list[int] | None,
+        typer.Option(
+            "--block",
+            min=2,
+            help="Block size k: checkpoints averaged per block for Appendix E.5 (repeat for several) "
+            "(default: 5 and 10, the block sizes Appendix E.5 reports).",
+            show_default=False,
+        ),
+    ] = None,
+    select_on: Annotated[
+        str, typer.Option("--select-on", help="Set whose Subcategory Mean selects the checkpoint.")
+    ] = "dev",
+    metric: Annotated[
+        str,
+        typer.Option(
+            "--metric",
+            help="Score correlated across sets: pooled (Pooled Mean, as Appendix E.5) or subcategory "
+            "(Subcategory Mean, as Figure 4).",
+        ),
+    ] = "pooled",
+) -> None:
+    """Plot Figure 4 of a training run, select its checkpoint and correlate its held-out curves (Appendix E.5).
+
+    The top row comes from the reward log: the unweighted reward terms, raw Reply Efficiency and reply length per
+    step. The bottom row is each set's Subcategory Mean per checkpoint, with the selected checkpoint: the one with
+    the best development Subcategory Mean (ties: the earliest). An incomplete or unscored run is left out and
+    listed, never read as 0. For every pair of sets: level and change correlations over checkpoints and over
+    block means of k checkpoints, each with its number of points, and the sign test on the changes.
+    """
+    from omnivchat._files import check_output_dir
+    from omnivchat.rl.curves import (
+        DEFAULT_BLOCKS,
+        METRICS,
+        analyse,
+        eval_grid,
+        is_curves_dir,
+        parse_eval_spec,
+        read_eval_index,
+        read_evaluations,
+        read_reward_logs,
+        write_curves,
+    )
+
+    if metric not in METRICS:
+        raise fail(f"--metric is {' or '.join(METRICS)}, not {metric!r}")
+    if not log and not evals and index is None:
+        raise fail("give a reward log (--log) and evaluation runs (--eval SET:STEP=PATH or --evals INDEX)")
+    check_output_dir(output, ours=is_curves_dir, kind="an rl curves folder")
+    specs = [parse_eval_spec(text) for text in evals or []]
+    if index is not None:
+        specs += read_eval_index(index)
+    steps = read_reward_logs(log) if log else []
+    curves = read_evaluations(eval_grid(specs))
+    result = analyse(
+        log or [],
+        steps,
+        curves,
+        select_on=select_on,
+        metric=metric,  # narrowed to a Metric by the check against METRICS above
+        blocks=blocks or DEFAULT_BLOCKS,
+    )
+    print_curves(result)
+    written = write_curves(output, steps, result)
+    if log and not any(p.name == "reply-efficiency.png" for p in written):
+        warn("the log has no reply_efficiency: the raw Reply Efficiency panel is empty")
+    if log and not any(p.name == "reply-length.png" for p in written):
+        warn("the log has no reply_length: the reply length panel is empty")
+    for path in written:
+        console.print(f"wrote {path}", highlight=False)
+
+
+rl_app.command("curves")(curves_command)
