@@ -685,3 +685,19 @@ def test_chromium_plays_rejects_and_keeps_the_decision_after_reload(server: Insp
         ("m1", "reject", "turn 2 repeats turn 1"),
     ]
     assert [i.id for i in load_bench(server.bench.root).instances] == ["s2", "s3"]
+
+
+def test_resuming_a_run_after_an_inspection_reject_says_why_it_is_refused(small_bench, tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from omnivchat.cli import app
+
+    out = tmp_path / "run"
+    args = ["eval", "--bench", str(small_bench.root), "--model", "sim:healthy", "-o", str(out), "--no-progress"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    first = small_bench.instances[0].id
+    line = {"id": first, "decision": "reject", "reason": "the clip cuts off early", "time": "2026-12-01T05:00:00Z"}
+    (small_bench.root / INSPECTION_FILE).write_text(json.dumps(line) + "\n", encoding="utf-8")
+    again = CliRunner().invoke(app, args)
+    assert again.exit_code == 2
+    assert "1 instance(s) rejected by human inspection" in again.output and "new output directory" in again.output

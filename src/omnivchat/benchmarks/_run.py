@@ -7,7 +7,7 @@ from pathlib import Path
 
 from omnivchat.benchmarks._protocol import Benchmark, Item, RunOptions, Source
 from omnivchat.routes import ChatRequest, Route, Sampling
-from omnivchat.runs import Pending, RetryPolicy, RunSummary, TaskWork, run_tasks, writes_run_dir
+from omnivchat.runs import ManifestMismatch, Pending, RetryPolicy, RunSummary, TaskWork, run_tasks, writes_run_dir
 
 
 @writes_run_dir("run_dir", "eval")  # one writer per run directory, before its manifest is read or written
@@ -61,6 +61,14 @@ def evaluate(
             build_workers=4,
             after_task=lambda task: benchmark.after_task(run_dir, task),
         )
+    except ManifestMismatch as err:
+        rejected = getattr(dataset, "rejected", None)
+        if rejected:  # the likeliest change: a person rejected instances since (inspection.jsonl)
+            raise ManifestMismatch(
+                f"{err}\nThe bench now leaves out {len(rejected)} instance(s) rejected by human inspection "
+                "(inspection.jsonl): run the delivered set into a new output directory."
+            ) from None
+        raise
     except BaseException:
         if (run_dir / "manifest.json").is_file():
             with contextlib.suppress(Exception):  # an interrupted run still says what is missing
