@@ -2,13 +2,13 @@
 
 A benchmark is one module behind the protocol (load and validate items; build the request of an item; parse a
 reply; score; aggregate into its metrics; declare its chance level), registered by name with :func:`register`.
-omnivchat ships ``omnivchat`` (the native bench format, :mod:`omnivchat.benchmarks.native`) and ``socialomni``
-(:mod:`omnivchat.benchmarks.socialomni`). The run loop, the store, the judge engine, the writer lock, status and
-export are shared.
+omnivchat ships ``omnivchat`` (the native bench format, :mod:`omnivchat.benchmarks.native`), ``socialomni``
+(:mod:`omnivchat.benchmarks.socialomni`) and ``byo`` (bring-your-own JSON, :mod:`omnivchat.benchmarks.byo`). The
+run loop, the store, the judge engine, the writer lock, status and export are shared.
 """
 
 # The benchmarks omnivchat ships register themselves when their modules load.
-from omnivchat.benchmarks import native, socialomni
+from omnivchat.benchmarks import byo, native, socialomni
 from omnivchat.benchmarks._generic import BenchmarkExport, TaskRecord, task_export, task_status
 from omnivchat.benchmarks._protocol import (
     Benchmark,
@@ -45,6 +45,7 @@ __all__ = [
     "TaskRecord",
     "UnknownBenchmark",
     "benchmark_of",
+    "byo",
     "evaluate",
     "get_benchmark",
     "native",

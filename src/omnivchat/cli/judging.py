@@ -11,6 +11,7 @@ from rich.table import Table
 
 from omnivchat.cli._app import RETRY_ATTEMPTS, console, err_console, fail, print_failures
 from omnivchat.cli._options import OnlyJudgeOption, ProgressOption
+from omnivchat.cli.calibrate import calibrate_command
 
 judges_app = typer.Typer(help="Judge studies.", no_args_is_help=True)
 
@@ -319,3 +320,6 @@ def _shown(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
+
+
+judges_app.command("calibrate")(calibrate_command)

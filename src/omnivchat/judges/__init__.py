@@ -1,5 +1,6 @@
 """Judges: rubric and style grading with LLM judges and panels, the offline rule judge, verdict parsing."""
 
+from omnivchat.judges._calibration import CalibrationError, Perturbation, calibrate, calibrate_async, perturb, wilson
 from omnivchat.judges._config import RULE_JUDGE, JudgesConfig, JudgesFileError, JudgeSpec, load_judges
 from omnivchat.judges._engine import Job, VerdictTask, ask, hits_schema, judge_route, response_format, stored_verdict
 from omnivchat.judges._files import (
@@ -39,6 +40,7 @@ __all__ = [
     "AgreementReport",
     "BenchName",
     "BenchmarkScores",
+    "CalibrationError",
     "ItemResult",
     "ItemScore",
     "Job",
@@ -49,12 +51,15 @@ __all__ = [
     "JudgesFileError",
     "Judgment",
     "NativeScores",
+    "Perturbation",
     "ScoreRecord",
     "Scores",
     "VerdictTask",
     "agreement_report",
     "aliases_for",
     "ask",
+    "calibrate",
+    "calibrate_async",
     "check_holds",
     "collect_judgments",
     "collect_scores",
@@ -66,6 +71,7 @@ __all__ = [
     "load_judges",
     "panel_hits_majority",
     "parse_verdict",
+    "perturb",
     "read_scores",
     "render_agreement",
     "response_format",
@@ -75,6 +81,7 @@ __all__ = [
     "scores_from_json",
     "stored_verdict",
     "style_request",
+    "wilson",
     "write_benchmark_scores",
     "write_scores",
     "write_scores_file",

@@ -1,0 +1,572 @@
+"""byo: bring your own benchmark, a JSON list of questions about clips (the harness note, section 6).
+
+Dataset: one JSON file, a list of items ``{"qid", "question", "answer", "requires", "category", "video"}``;
+``video`` is a path relative to the JSON file (an audio-only item gives ``"audio"`` instead) and ``requires``
+lists the streams an answer needs ("video", "audio"). Known categories are ``cross-modal``, ``video-only`` and
+``audio-only``; any other category (or none) counts as ``cross-modal`` on purpose: mislabelling a cross-modal
+question as single-modality inflates the single-stream scores and hides the missing fusion gain. How many items
+were relabelled is in the scores.
+
+Answers: an item with an ``options`` list, or whose answer is a single letter A-E, is multiple choice; the rest
+are open answers scored by the spoken-answer matcher (numbers, negation, hedges: :mod:`omnivchat.scoring.spoken`).
+A multiple-choice reply is parsed strictly: it must state exactly one option, by its letter as a standalone token
+("Based on the video, B." is B; "Based" is never B) or by its text. A lenient parse (an "answer is X" phrase, else
+the first letter token, else the first option text) is reported apart, never as the headline. A reply that does
+not parse is unparsed: in the denominator, wrong, and counted.
+
+Tasks (store kinds): ``mcK`` for multiple choice with K options (K = 5 for a bare letter answer: A-E), ``open``
+for open answers. Chance levels: 1/K for ``mcK``; 0 for ``open`` (no guess states a right open answer).
+Scores: accuracy with a seeded percentile-bootstrap 95% interval, overall and per category.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from omnivchat.benchmarks._generic import BenchmarkExport, task_export, task_status
+from omnivchat.benchmarks._protocol import (
+    Item,
+    ItemResult,
+    JudgeOptions,
+    JudgeOutcome,
+    RunOptions,
+    ScoreOptions,
+    Scores,
+    Source,
+)
+from omnivchat.benchmarks._registry import read_run_manifest, register
+from omnivchat.errors import OmnivchatError
+from omnivchat.judges import write_benchmark_scores
+from omnivchat.routes import ChatRequest, Route, SimOracle
+from omnivchat.runs import STORE_FILE, RunStatus, RunStore, package_record
+from omnivchat.scoring.spoken import contains_phrase, normalize, score_spoken
+
+PROTOCOL = "byo-run-v1"
+CROSS_MODAL = "cross-modal"
+CATEGORIES = (CROSS_MODAL, "video-only", "audio-only")
+"""The known categories; any other counts as cross-modal (the conservative direction: it keeps the gain honest)."""
+STREAMS = ("video", "audio")
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+BARE_LETTERS = "ABCDE"
+"""A bare answer letter without an options list makes an item multiple choice over A-E."""
+OPEN = "open"
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 0
+BOOTSTRAP_LEVEL = 0.95
+
+
+class ByoError(OmnivchatError):
+    """A bring-your-own benchmark file that cannot be run: every problem, one line each, naming file and item."""
+
+
+@dataclass(frozen=True)
+class ByoItem:
+    """One validated item: its media resolved, its category as scored (and as given), its options if any."""
+
+    qid: str
+    question: str
+    answer: str
+    requires: tuple[str, ...]
+    category: str
+    given_category: str | None
+    media: Path
+    media_kind: str  # "video" or "audio"
+    options: tuple[str, ...] | None
+    gold: str | None  # the gold option letter of a multiple-choice item
+
+    @property
+    def letters(self) -> str:
+        """The option letters of a multiple-choice item ("" for an open answer)."""
+        if self.gold is None:
+            return ""
+        return LETTERS[: len(self.options)] if self.options else BARE_LETTERS
+
+    @property
+    def task(self) -> str:
+        return f"mc{len(self.letters)}" if self.gold is not None else OPEN
+
+    @property
+    def relabelled(self) -> bool:
+        return self.category != self.given_category
+
+
+@dataclass(frozen=True)
+class ByoData:
+    """The validated items of a file, with the file's path and sha256 (what a run records)."""
+
+    path: Path
+    sha256: str
+    items: tuple[ByoItem, ...]
+
+
+# --- loading -------------------------------------------------------------------------------------------------
+
+
+def load_byo(path: Path, *, tasks: tuple[str, ...] | None = None, limit: int | None = None) -> ByoData:
+    """Read and validate a byo JSON file; every problem is listed, one line each, naming the file and the item
+    (its index from 0 and its qid). ``tasks`` keeps only those tasks (``mc4``, ``open``...); ``limit`` the first
+    N items kept."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise ByoError(f"{path}: cannot read the benchmark file ({err.strerror})") from None
+    try:
+        rows = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise ByoError(f"{path}: not valid JSON ({err})") from None
+    if not isinstance(rows, list):
+        raise ByoError(f"{path}: expected a JSON list of items, got {type(rows).__name__}")
+    if not rows:
+        raise ByoError(f"{path}: the list of items is empty")
+    problems: list[str] = []
+    items: list[ByoItem] = []
+    seen: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        where = f"{path}: item {index}"
+        if not isinstance(row, dict):
+            problems.append(f"{where}: expected an object, got {type(row).__name__}")
+            continue
+        qid = row.get("qid")
+        if isinstance(qid, int) and not isinstance(qid, bool):
+            qid = str(qid)
+        if not isinstance(qid, str) or not qid.strip():
+            problems.append(f"{where}: missing or empty 'qid' (a string)")
+            continue
+        where = f"{path}: item {index} (qid {qid!r})"
+        if qid in seen:
+            problems.append(f"{where}: duplicate qid (also item {seen[qid]})")
+            continue
+        seen[qid] = index
+        item, found = _item(path.parent, row, qid)
+        problems.extend(f"{where}: {p}" for p in found)
+        if item is not None:
+            items.append(item)
+    if problems:
+        raise ByoError("\n".join(problems))
+    if tasks:
+        known = {i.task for i in items}
+        unknown = sorted(set(tasks) - known)
+        if unknown:
+            raise ByoError(f"{path}: no items of task {', '.join(unknown)} (tasks here: {', '.join(sorted(known))})")
+        items = [i for i in items if i.task in tasks]
+    if limit:
+        items = items[:limit]
+    return ByoData(path=path, sha256=hashlib.sha256(raw).hexdigest(), items=tuple(items))
+
+
+def _text(row: dict[str, Any], name: str, problems: list[str]) -> str:
+    value = row.get(name)
+    if not isinstance(value, str) or not value.strip():
+        problems.append(f"missing or empty {name!r} (a string)")
+        return ""
+    return value.strip()
+
+
+def _item(root: Path, row: dict[str, Any], qid: str) -> tuple[ByoItem | None, list[str]]:
+    problems: list[str] = []
+    question = _text(row, "question", problems)
+    answer = _text(row, "answer", problems)
+    requires = row.get("requires")
+    if not isinstance(requires, list) or not requires:
+        problems.append("missing or empty 'requires' (a list of 'video' and/or 'audio')")
+        requires = []
+    else:
+        bad = [r for r in requires if r not in STREAMS]
+        if bad:
+            problems.append(f"'requires' may hold only 'video' and 'audio' (got {', '.join(map(repr, bad))})")
+        elif len(set(requires)) != len(requires):
+            problems.append(f"'requires' repeats a stream ({requires})")
+    category = row.get("category")
+    if category is not None and not isinstance(category, str):
+        problems.append(f"'category' must be a string (got {type(category).__name__})")
+        category = None
+    media_kinds = [k for k in STREAMS if k in row]
+    media: Path | None = None
+    if len(media_kinds) != 1:
+        problems.append("give exactly one of 'video' (a clip) or 'audio' (an audio-only item), a path")
+    else:
+        kind = media_kinds[0]
+        value = row[kind]
+        if not isinstance(value, str) or not value.strip():
+            problems.append(f"{kind!r} must be a path relative to the JSON file")
+        else:
+            media = root / value
+            if not media.is_file():
+                problems.append(f"{kind} {value!r} does not exist ({media})")
+        if kind == "audio" and "video" in (requires or []):
+            problems.append("an audio-only item cannot require 'video'")
+    options, gold = _choices(row.get("options"), answer, problems) if answer else (None, None)
+    if answer and gold is None and not normalize(answer):
+        problems.append(f"answer {answer!r} has no words to match")
+    if problems or media is None:
+        return None, problems
+    known = category in CATEGORIES
+    item = ByoItem(
+        qid=qid,
+        question=question,
+        answer=answer,
+        requires=tuple(requires),
+        category=category if known and category is not None else CROSS_MODAL,
+        given_category=category,
+        media=media,
+        media_kind=media_kinds[0],
+        options=options,
+        gold=gold,
+    )
+    return item, []
+
+
+def _choices(options: Any, answer: str, problems: list[str]) -> tuple[tuple[str, ...] | None, str | None]:
+    """The options and gold letter of a multiple-choice item; (None, None) for an open answer."""
+    if options is None:
+        return (None, answer) if len(answer) == 1 and answer in BARE_LETTERS else (None, None)
+    if (
+        not isinstance(options, list)
+        or not 2 <= len(options) <= len(LETTERS)
+        or not all(isinstance(o, str) and o.strip() for o in options)
+    ):
+        problems.append(f"'options' must be a list of 2 to {len(LETTERS)} non-empty strings")
+        return None, None
+    texts = tuple(o.strip() for o in options)
+    letters = LETTERS[: len(texts)]
+    if len(answer) == 1 and answer in letters:
+        return texts, answer
+    matching = [letters[k] for k, t in enumerate(texts) if t.casefold() == answer.casefold()]
+    if len(matching) != 1:
+        problems.append(f"answer {answer!r} is neither an option letter ({letters[0]}-{letters[-1]}) nor one option")
+        return None, None
+    return texts, matching[0]
+
+
+# --- parsing -------------------------------------------------------------------------------------------------
+
+_LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'\-])([A-Z])(?![A-Za-z0-9'\-])")
+_ANSWER_IS = re.compile(r"\b(?:answer|option|choice)\s*(?:is|:|would be|=)?\s*\(?([A-Za-z])\b", re.IGNORECASE)
+_WORD_AFTER = re.compile(r"\s+([a-z][a-z']*)")
+_LETTER_VERBS = frozenset({"is", "was", "seems", "appears", "looks", "matches", "fits", "corresponds"})
+
+
+def _letter_tokens(reply: str, letters: str) -> list[str]:
+    """The option letters a reply states as standalone tokens, in order. "A" and "I" followed by a lowercase word
+    are the article and the pronoun ("A cat", "I think"), unless that word is a verb about the option ("A is")."""
+    found = []
+    for m in _LETTER_TOKEN.finditer(reply):
+        letter = m.group(1)
+        if letter not in letters:
+            continue
+        if letter in "AI":
+            after = _WORD_AFTER.match(reply, m.end())
+            if after and after.group(1) not in _LETTER_VERBS:
+                continue
+        found.append(letter)
+    return found
+
+
+def _option_texts(reply: str, options: tuple[str, ...] | None, letters: str) -> list[str]:
+    """The letters of the options whose text a reply states (negation-aware, whole tokens); an option whose text
+    lies inside another stated option's text is not counted again ("red" inside "dark red")."""
+    if not options:
+        return []
+    stated = [k for k, text in enumerate(options) if contains_phrase(reply, text)]
+    kept = [k for k in stated if not any(j != k and normalize(options[k]) in normalize(options[j]) for j in stated)]
+    return [letters[k] for k in kept]
+
+
+def parse_strict(reply: str, letters: str, options: tuple[str, ...] | None = None) -> str | None:
+    """The one option a reply states, by its letter as a standalone token or by its text; None when it states
+    none or several (never "the first capital letter anywhere")."""
+    stated = set(_letter_tokens(reply, letters)) | set(_option_texts(reply, options, letters))
+    return next(iter(stated)) if len(stated) == 1 else None
+
+
+def parse_lenient(reply: str, letters: str, options: tuple[str, ...] | None = None) -> str | None:
+    """A forgiving reading, reported apart: an "answer is X" phrase, else the first standalone letter, else a
+    reply that is one lowercase letter, else the first option text stated."""
+    m = _ANSWER_IS.search(reply)
+    if m and m.group(1).upper() in letters:
+        return m.group(1).upper()
+    tokens = _letter_tokens(reply, letters)
+    if tokens:
+        return tokens[0]
+    bare = reply.strip().strip(".()[]:").upper()
+    if len(bare) == 1 and bare in letters:
+        return bare
+    texts = _option_texts(reply, options, letters)
+    return texts[0] if texts else None
+
+
+# --- metrics -------------------------------------------------------------------------------------------------
+
+
+class Accuracy(BaseModel):
+    """Accuracy over scored items with its seeded percentile-bootstrap interval; unparsed replies count wrong."""
+
+    n: int
+    correct: int
+    accuracy: float | None
+    ci_low: float | None
+    ci_high: float | None
+    unparsed: int = 0
+
+
+class Relabelled(BaseModel):
+    """Items whose category was unknown (or missing) and is scored as cross-modal."""
+
+    count: int
+    to: str = CROSS_MODAL
+    given: str = ""
+
+
+def bootstrap_interval(
+    values: list[float], *, seed: int = BOOTSTRAP_SEED, resamples: int = BOOTSTRAP_RESAMPLES
+) -> tuple[float | None, float | None]:
+    """The percentile-bootstrap interval (BOOTSTRAP_LEVEL) of the mean of ``values``, seeded; None for none."""
+    if not values:
+        return None, None
+    data = np.asarray(values, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = data[rng.integers(0, len(data), size=(resamples, len(data)))].mean(axis=1)
+    tail = (1 - BOOTSTRAP_LEVEL) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def accuracy(scores: list[float], unparsed: int = 0) -> Accuracy:
+    low, high = bootstrap_interval(scores)
+    correct = int(sum(scores))
+    return Accuracy(
+        n=len(scores),
+        correct=correct,
+        accuracy=correct / len(scores) if scores else None,
+        ci_low=low,
+        ci_high=high,
+        unparsed=unparsed,
+    )
+
+
+# --- the benchmark -------------------------------------------------------------------------------------------
+
+
+class ByoBench:
+    """A bring-your-own JSON benchmark, implementing :class:`omnivchat.benchmarks.Benchmark`."""
+
+    name = "byo"
+    title = "Bring your own: a JSON list of questions on clips (requires, category), spoken or multiple-choice answers"
+    protocols: tuple[str, ...] = (PROTOCOL,)
+
+    def chance(self, task: str) -> float:
+        if task.startswith("mc") and task[2:].isdigit() and int(task[2:]) > 0:
+            return 1.0 / int(task[2:])
+        return 0.0  # an open answer: no guess states it
+
+    def load(self, source: Source) -> ByoData:
+        return load_byo(source.data, tasks=source.tasks, limit=source.limit)
+
+    def items(self, dataset: ByoData, options: RunOptions) -> list[Item]:
+        rows = dataset.items[: options.limit] if options.limit else dataset.items
+        return [Item(i.qid, i.task, i) for i in rows]
+
+    def item_meta(self, item: Item) -> dict[str, Any]:
+        i: ByoItem = item.record
+        return {
+            "answer": i.answer,
+            "gold": i.gold,
+            "options": list(i.options) if i.options else None,
+            "letters": i.letters,
+            "category": i.category,
+            "given_category": i.given_category,
+            "requires": list(i.requires),
+        }
+
+    def default_sampling(self) -> dict[str, Any]:
+        return {"temperature": 0.0}
+
+    def manifest(self, dataset: ByoData, route: Route, options: RunOptions) -> dict[str, Any]:
+        return {
+            "protocol": PROTOCOL,
+            "benchmark": self.name,
+            "data": str(dataset.path.resolve()),
+            "data_sha256": dataset.sha256,
+            "items": {i.qid: i.task for i in dataset.items},
+            "media_sha256": {i.qid: _sha256(i.media) for i in dataset.items},
+            "route": {"model": route.model_id, "kind": route.settings.route},
+            "sampling": options.sampling.model_dump(),
+            "system_prompt_sha256": _sha256(options.system_prompt) if options.system_prompt else None,
+            "condition": options.condition,
+            "simulated": options.simulated,
+            "package": package_record(),
+            **options.manifest_extra,
+        }
+
+    def request(
+        self, dataset: ByoData, item: Item, options: RunOptions, work_dir: Path, meta: dict[str, Any]
+    ) -> ChatRequest:
+        i: ByoItem = item.record
+        clip: Path | None = options.transform(i.media) if options.transform else i.media
+        text = i.question
+        if i.options:
+            text += "\n" + "\n".join(f"{letter}. {o}" for letter, o in zip(i.letters, i.options, strict=True))
+        if i.gold is not None:
+            text += "\nAnswer with the letter of one option."
+        system = options.system_prompt.read_text(encoding="utf-8") if options.system_prompt else None
+        oracle = None
+        if options.simulated:  # only a simulated model is told the answer (the harness self-check runs on it)
+            reference = f"The answer is {i.gold}." if i.gold is not None else i.answer
+            wrong = None
+            if i.gold is not None:
+                wrong = f"The answer is {next(c for c in i.letters if c != i.gold)}."
+            oracle = SimOracle(reference=reference, language="en", requires=i.requires, wrong_reply=wrong)
+        return ChatRequest(
+            item_id=i.qid, system_prompt=system, clip=clip, text=text, sampling=options.sampling, oracle=oracle
+        )
+
+    def parse(self, item: Item, reply: str) -> str | None:
+        i: ByoItem = item.record
+        if i.gold is None:
+            return reply if reply.strip() else None
+        return parse_strict(reply, i.letters, i.options)
+
+    def after_task(self, run_dir: Path, task: str) -> None:
+        return None
+
+    def dataset_of(self, run_dir: Path, data: Path | None) -> None:
+        return None  # scored from the run's own records and manifest
+
+    def _keys(self, run_dir: Path) -> dict[str, list[str]]:
+        items = read_run_manifest(run_dir).value("items") or {}
+        tasks: dict[str, list[str]] = {}
+        for key, task in dict(items).items():
+            tasks.setdefault(str(task), []).append(str(key))
+        return tasks
+
+    def score(self, dataset: Any, run_dir: Path, options: ScoreOptions) -> Scores:
+        """Every item: 1 right, 0 wrong or unparsed, None for a failed request or an item never run (counted
+        apart, the run incomplete). Metrics: accuracy with its bootstrap interval overall and per category, the
+        lenient multiple-choice accuracy apart, and how many categories were relabelled cross-modal."""
+        run_dir = Path(run_dir)
+        results: list[ItemResult] = []
+        lenient: list[float] = []
+        lenient_unparsed = 0
+        path = run_dir / STORE_FILE
+        with RunStore(path, read_only=True) as store:
+            for task, keys in self._keys(run_dir).items():
+                for key in keys:
+                    row = store.item(key, task)
+                    if row is None:
+                        results.append(ItemResult(key=key, task=task, score=None, reason="not run", ran=False))
+                        continue
+                    meta = row["meta"] or {}
+                    group = meta.get("category", CROSS_MODAL)
+                    result = store.result(row["key"]) if row["status"] == "done" and row["key"] else None
+                    if result is None:
+                        reason = f"request failed: {row['error']}" if row["status"] == "failed" else "no reply"
+                        results.append(ItemResult(key=key, task=task, score=None, reason=reason, group=group))
+                        continue
+                    item_result, loose = _score_reply(key, task, result.text, meta)
+                    results.append(item_result)
+                    if loose is not None:
+                        lenient.append(loose)
+                        lenient_unparsed += loose < 0
+        lenient_scores = [max(v, 0.0) for v in lenient]
+        scored = [r for r in results if r.score is not None]
+        metrics: dict[str, Any] = {
+            "overall": accuracy([r.score for r in scored if r.score is not None], _unparsed(scored)).model_dump()
+        }
+        if lenient:
+            metrics["lenient (multiple choice, not the headline)"] = accuracy(
+                lenient_scores, lenient_unparsed
+            ).model_dump()
+        groups = sorted({r.group or CROSS_MODAL for r in scored}, key=_category_order)
+        for group in groups:
+            mine = [r for r in scored if (r.group or CROSS_MODAL) == group]
+            metrics[f"category {group}"] = accuracy(
+                [r.score for r in mine if r.score is not None], _unparsed(mine)
+            ).model_dump()
+        given = sorted({str(r.detail.get("given_category")) for r in results if r.detail.get("relabelled")})
+        metrics["relabelled"] = Relabelled(
+            count=sum(1 for r in results if r.detail.get("relabelled")), given=", ".join(given)
+        ).model_dump()
+        metrics["bootstrap"] = {"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "level": BOOTSTRAP_LEVEL}
+        missing = [r for r in results if not r.ran]
+        failed = [r for r in results if r.ran and r.score is None]
+        incomplete = None
+        if missing or failed:
+            incomplete = f"incomplete: {len(missing)} items have no record, {len(failed)} requests failed"
+        return Scores(
+            benchmark=self.name, items=results, metrics=metrics, complete=incomplete is None, incomplete=incomplete
+        )
+
+    def save_scores(self, run_dir: Path, scores: Scores) -> Path:
+        return write_benchmark_scores(run_dir, scores)
+
+    def judge(self, dataset: Any, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
+        return JudgeOutcome(
+            where=Path(run_dir) / STORE_FILE,
+            notes=["byo needs no judges: open answers are matched, multiple choice is parsed"],
+        )
+
+    def status(self, run_dir: Path) -> RunStatus:
+        return task_status(run_dir, self._keys(run_dir))
+
+    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> BenchmarkExport:
+        return task_export(run_dir, self._keys(run_dir), allow_incomplete=allow_incomplete)
+
+
+def _score_reply(key: str, task: str, reply: str, meta: dict[str, Any]) -> tuple[ItemResult, float | None]:
+    """The item's result and, for multiple choice, its lenient score (-1: the lenient parse failed too)."""
+    category = meta.get("category", CROSS_MODAL)
+    given = meta.get("given_category")
+    detail: dict[str, Any] = {"category": category, "given_category": given, "relabelled": category != given}
+    gold = meta.get("gold")
+    if gold is None:
+        if not reply.strip():
+            detail.update(kind="open", unparsed=True)
+            return ItemResult(
+                key=key, task=task, score=0.0, reason="empty reply (unparsed, wrong)", group=category, detail=detail
+            ), None
+        right = bool(score_spoken([reply], [meta["answer"]]).matches[0])
+        detail.update(kind="open", unparsed=False, answer=meta["answer"])
+        return ItemResult(
+            key=key,
+            task=task,
+            score=float(right),
+            reason="matched" if right else "not matched",
+            group=category,
+            detail=detail,
+        ), None
+    letters, options = meta.get("letters") or BARE_LETTERS, meta.get("options")
+    texts = tuple(options) if options else None
+    strict = parse_strict(reply, letters, texts)
+    loose = parse_lenient(reply, letters, texts)
+    detail.update(kind="multiple choice", gold=gold, strict=strict, lenient=loose, unparsed=strict is None)
+    reason = "unparsed (counts as wrong)" if strict is None else "parsed"
+    result = ItemResult(key=key, task=task, score=float(strict == gold), reason=reason, group=category, detail=detail)
+    return result, (-1.0 if loose is None else float(loose == gold))
+
+
+def _unparsed(results: list[ItemResult]) -> int:
+    return sum(1 for r in results if r.detail.get("unparsed"))
+
+
+def _category_order(group: str) -> tuple[int, str]:
+    return (CATEGORIES.index(group) if group in CATEGORIES else len(CATEGORIES), group)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+BYO = register(ByoBench())
