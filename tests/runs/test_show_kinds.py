@@ -104,8 +104,14 @@ def test_runs_show_on_anything_else_is_one_line_naming_it(tmp_path):
     broken.mkdir()
     (broken / "manifest.json").write_text("{not json")
     for folder, expected in (
-        (empty, "not a run directory (no manifest.json; expected manifest.json with protocol omnivchat-run-v1"),
-        (other, "unknown protocol 'someone-else-v9' (expected one of omnivchat-run-v1, omnivchat-socialomni-v1"),
+        (
+            empty,
+            "not a run directory (no manifest.json; expected manifest.json with protocol byo-run-v1, omnivchat-run-v1",
+        ),
+        (
+            other,
+            "unknown protocol 'someone-else-v9' (expected one of byo-run-v1, omnivchat-run-v1, omnivchat-socialomni",
+        ),
         (broken, "manifest.json: cannot read the manifest"),
     ):
         shown = runner.invoke(app, ["runs", "show", str(folder)])
