@@ -32,6 +32,7 @@ import os
 import threading
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,7 +192,7 @@ def b64_file(path: Path) -> str:
     return base64.b64encode(path.read_bytes()).decode("ascii")
 
 
-class HostedVideoRenderer:
+class HostedVideoRenderer(ABC):
     """The Renderer protocol over a provider's asynchronous task API; one subclass per provider implements
     ``submit`` and ``check`` and says what it supports (``capabilities``, ``duration_limits``)."""
 
@@ -245,27 +246,32 @@ class HostedVideoRenderer:
 
     # -------------------------------------------------------------------------------------- provider hooks
 
+    @abstractmethod
     def default_base_url(self) -> str:
-        raise NotImplementedError
+        """Each provider says."""
 
     def auth_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._key.reveal()}"} if self._key is not None else {}
 
+    @abstractmethod
     def duration_limits(self) -> tuple[int, int, tuple[int, ...]]:
         """(shortest, longest, the only durations allowed or ()) in whole seconds."""
-        raise NotImplementedError
 
+    @abstractmethod
     def capabilities(self, request: RenderRequest, clip_s: int) -> Capabilities:
-        raise NotImplementedError
+        """Each provider says."""
 
     def adjust(self, job: Job) -> None:
         """Last changes once the media are planned (a model for the mode, a duration a mode requires)."""
+        return None  # optional hook: most providers need nothing here
 
+    @abstractmethod
     async def submit(self, session: Any, job: Job) -> str:
-        raise NotImplementedError
+        """Each provider says."""
 
+    @abstractmethod
     async def check(self, session: Any, job: Job, handle: str) -> Pending | Ready:
-        raise NotImplementedError
+        """Each provider says."""
 
     def refusal(self, code: str, message: str) -> bool:
         """Whether an error (HTTP 4xx at submit, or a failed task) is a moderation refusal."""
@@ -276,6 +282,7 @@ class HostedVideoRenderer:
 
     def finished(self, job: Job, clip: Clip) -> None:
         """Called with each clip delivered (Gemini Omni remembers its interaction, to extend it later)."""
+        return None  # optional hook: most providers need nothing here
 
     # ------------------------------------------------------------------------------------------- helpers
 
@@ -440,6 +447,7 @@ class HostedVideoRenderer:
 
     def encode(self, job: Job) -> None:
         """Turn the planned media into what the request carries (base64, data URLs, uploads): blocking work."""
+        return None  # optional hook: most providers need nothing here
 
     async def _execute(self, job: Job) -> Clip:
         failure: Exception
