@@ -11,6 +11,7 @@ from pydantic import Field
 
 from omnivchat._files import FileModel
 from omnivchat.benchmarks._registry import read_run_manifest
+from omnivchat.judges import ItemResult, Scores
 from omnivchat.runs import STORE_FILE, ExportFile, ItemCounts, RunError, RunStatus, RunStore, lock_holder
 
 EXPORT_SCHEMA = "omnivchat-benchmark-export-v1"
@@ -122,3 +123,12 @@ def _shareable(value: Any) -> Any:
     if isinstance(value, list):
         return [_shareable(v) for v in value]
     return value
+
+
+def scores_of(benchmark: str, items: list[ItemResult], metrics: dict[str, Any], failed: list[ItemResult]) -> Scores:
+    """A benchmark's scores, incomplete (and saying why) while an item has no record or a request ``failed``."""
+    missing = [i for i in items if not i.ran]
+    incomplete = None
+    if missing or failed:
+        incomplete = f"incomplete: {len(missing)} items have no record, {len(failed)} requests failed"
+    return Scores(benchmark=benchmark, items=items, metrics=metrics, complete=incomplete is None, incomplete=incomplete)

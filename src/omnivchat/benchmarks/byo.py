@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from omnivchat.benchmarks._generic import BenchmarkExport, task_export, task_status
+from omnivchat.benchmarks._generic import BenchmarkExport, scores_of, task_export, task_status
 from omnivchat.benchmarks._protocol import (
     Item,
     ItemResult,
@@ -496,14 +496,7 @@ class ByoBench:
             count=sum(1 for r in results if r.detail.get("relabelled")), given=", ".join(given)
         ).model_dump()
         metrics["bootstrap"] = {"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "level": BOOTSTRAP_LEVEL}
-        missing = [r for r in results if not r.ran]
-        failed = [r for r in results if r.ran and r.score is None]
-        incomplete = None
-        if missing or failed:
-            incomplete = f"incomplete: {len(missing)} items have no record, {len(failed)} requests failed"
-        return Scores(
-            benchmark=self.name, items=results, metrics=metrics, complete=incomplete is None, incomplete=incomplete
-        )
+        return scores_of(self.name, results, metrics, [r for r in results if r.ran and r.score is None])
 
     def save_scores(self, run_dir: Path, scores: Scores) -> Path:
         return write_benchmark_scores(run_dir, scores)

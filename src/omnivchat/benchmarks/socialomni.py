@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from omnivchat.benchmarks._generic import scores_of
 from omnivchat.benchmarks._protocol import (
     Item,
     ItemResult,
@@ -151,14 +152,7 @@ class SocialOmniBench:
         shown = summary.dump()  # the benchmark's own metrics, as summary.json has them
         metrics: dict[str, Any] = {task: shown[task] for task in ("who", "when") if task in shown}
         metrics["how_generation"] = shown["how_generation"]
-        missing = [i for i in items if not i.ran]
-        failed = [i for i in items if i.ran and i.score is None and i.task != "how"]
-        incomplete = None
-        if missing or failed:
-            incomplete = f"incomplete: {len(missing)} items have no record, {len(failed)} requests failed"
-        return Scores(
-            benchmark=self.name, items=items, metrics=metrics, complete=incomplete is None, incomplete=incomplete
-        )
+        return scores_of(self.name, items, metrics, [i for i in items if i.ran and i.score is None and i.task != "how"])
 
     def save_scores(self, run_dir: Path, scores: Scores) -> Path:
         return write_benchmark_scores(run_dir, scores)
