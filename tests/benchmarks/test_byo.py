@@ -12,15 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from omnivchat.benchmarks import Benchmark, ScoreOptions, Source, get_benchmark
-from omnivchat.benchmarks.byo import (
-    BYO,
-    ByoError,
-    _score_reply,
-    bootstrap_interval,
-    load_byo,
-    parse_lenient,
-    parse_strict,
-)
+from omnivchat.benchmarks._choice import bootstrap_interval, parse_lenient, parse_strict
+from omnivchat.benchmarks.byo import BYO, ByoError, _score_reply, load_byo
 from omnivchat.cli import app
 
 runner = CliRunner()

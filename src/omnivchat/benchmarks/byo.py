@@ -23,14 +23,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import BaseModel
 
+from omnivchat.benchmarks._choice import (
+    BOOTSTRAP_LEVEL,
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    LETTERS,
+    accuracy,
+    parse_lenient,
+    parse_strict,
+)
 from omnivchat.benchmarks._generic import BenchmarkExport, scores_of, task_export, task_status
 from omnivchat.benchmarks._protocol import (
     Item,
@@ -47,20 +54,16 @@ from omnivchat.errors import OmnivchatError
 from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
 from omnivchat.runs import STORE_FILE, RunStatus, RunStore, package_record
-from omnivchat.scoring.spoken import contains_phrase, normalize, score_spoken
+from omnivchat.scoring.spoken import normalize, score_spoken
 
 PROTOCOL = "byo-run-v1"
 CROSS_MODAL = "cross-modal"
 CATEGORIES = (CROSS_MODAL, "video-only", "audio-only")
 """The known categories; any other counts as cross-modal (the conservative direction: it keeps the gain honest)."""
 STREAMS = ("video", "audio")
-LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 BARE_LETTERS = "ABCDE"
 """A bare answer letter without an options list makes an item multiple choice over A-E."""
 OPEN = "open"
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 0
-BOOTSTRAP_LEVEL = 0.95
 
 
 class ByoError(OmnivchatError):
@@ -247,75 +250,7 @@ def _choices(options: Any, answer: str, problems: list[str]) -> tuple[tuple[str,
     return texts, matching[0]
 
 
-# --- parsing -------------------------------------------------------------------------------------------------
-
-_LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'\-])([A-Z])(?![A-Za-z0-9'\-])")
-_ANSWER_IS = re.compile(r"\b(?:answer|option|choice)\s*(?:is|:|would be|=)?\s*\(?([A-Za-z])\b", re.IGNORECASE)
-_WORD_AFTER = re.compile(r"\s+([a-z][a-z']*)")
-_LETTER_VERBS = frozenset({"is", "was", "seems", "appears", "looks", "matches", "fits", "corresponds"})
-
-
-def _letter_tokens(reply: str, letters: str) -> list[str]:
-    """The option letters a reply states as standalone tokens, in order. "A" and "I" followed by a lowercase word
-    are the article and the pronoun ("A cat", "I think"), unless that word is a verb about the option ("A is")."""
-    found = []
-    for m in _LETTER_TOKEN.finditer(reply):
-        letter = m.group(1)
-        if letter not in letters:
-            continue
-        if letter in "AI":
-            after = _WORD_AFTER.match(reply, m.end())
-            if after and after.group(1) not in _LETTER_VERBS:
-                continue
-        found.append(letter)
-    return found
-
-
-def _option_texts(reply: str, options: tuple[str, ...] | None, letters: str) -> list[str]:
-    """The letters of the options whose text a reply states (negation-aware, whole tokens); an option whose text
-    lies inside another stated option's text is not counted again ("red" inside "dark red")."""
-    if not options:
-        return []
-    stated = [k for k, text in enumerate(options) if contains_phrase(reply, text)]
-    kept = [k for k in stated if not any(j != k and normalize(options[k]) in normalize(options[j]) for j in stated)]
-    return [letters[k] for k in kept]
-
-
-def parse_strict(reply: str, letters: str, options: tuple[str, ...] | None = None) -> str | None:
-    """The one option a reply states, by its letter as a standalone token or by its text; None when it states
-    none or several (never "the first capital letter anywhere")."""
-    stated = set(_letter_tokens(reply, letters)) | set(_option_texts(reply, options, letters))
-    return next(iter(stated)) if len(stated) == 1 else None
-
-
-def parse_lenient(reply: str, letters: str, options: tuple[str, ...] | None = None) -> str | None:
-    """A forgiving reading, reported apart: an "answer is X" phrase, else the first standalone letter, else a
-    reply that is one lowercase letter, else the first option text stated."""
-    m = _ANSWER_IS.search(reply)
-    if m and m.group(1).upper() in letters:
-        return m.group(1).upper()
-    tokens = _letter_tokens(reply, letters)
-    if tokens:
-        return tokens[0]
-    bare = reply.strip().strip(".()[]:").upper()
-    if len(bare) == 1 and bare in letters:
-        return bare
-    texts = _option_texts(reply, options, letters)
-    return texts[0] if texts else None
-
-
 # --- metrics -------------------------------------------------------------------------------------------------
-
-
-class Accuracy(BaseModel):
-    """Accuracy over scored items with its seeded percentile-bootstrap interval; unparsed replies count wrong."""
-
-    n: int
-    correct: int
-    accuracy: float | None
-    ci_low: float | None
-    ci_high: float | None
-    unparsed: int = 0
 
 
 class Relabelled(BaseModel):
@@ -324,33 +259,6 @@ class Relabelled(BaseModel):
     count: int
     to: str = CROSS_MODAL
     given: str = ""
-
-
-def bootstrap_interval(
-    values: list[float], *, seed: int = BOOTSTRAP_SEED, resamples: int = BOOTSTRAP_RESAMPLES
-) -> tuple[float | None, float | None]:
-    """The percentile-bootstrap interval (BOOTSTRAP_LEVEL) of the mean of ``values``, seeded; None for none."""
-    if not values:
-        return None, None
-    data = np.asarray(values, dtype=float)
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, len(data), size=(resamples, len(data)))].mean(axis=1)
-    tail = (1 - BOOTSTRAP_LEVEL) / 2
-    low, high = np.quantile(means, [tail, 1 - tail])
-    return float(low), float(high)
-
-
-def accuracy(scores: list[float], unparsed: int = 0) -> Accuracy:
-    low, high = bootstrap_interval(scores)
-    correct = int(sum(scores))
-    return Accuracy(
-        n=len(scores),
-        correct=correct,
-        accuracy=correct / len(scores) if scores else None,
-        ci_low=low,
-        ci_high=high,
-        unparsed=unparsed,
-    )
 
 
 # --- the benchmark -------------------------------------------------------------------------------------------
