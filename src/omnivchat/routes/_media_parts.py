@@ -3,12 +3,19 @@
 The request identity (its hash) uses the description, where each media part holds a placeholder naming its
 sha256; the bytes are read and base64-encoded only when the request is sent. Two requests with the same media
 and settings therefore have the same key, without encoding media just to look a result up.
+
+At send time the body is streamed (:meth:`MediaStore.body`): the JSON around the media is built once per attempt and
+each clip is read from its file and base64-encoded block by block as the socket takes it, so C requests in flight
+hold C small buffers rather than C copies of every clip (its bytes, its base64 text and the JSON text, each whole).
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import json
+import re
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +24,54 @@ from omnivchat.routes._types import Delivered, RouteError
 
 PLACEHOLDER = "omnivchat-media:"  # followed by "<sha256>"; replaced by a data URL at send time
 PLACEHOLDER_RAW = "omnivchat-media-b64:"  # replaced by bare base64 (input_audio on vLLM)
+_SLOT = re.compile(r'"(omnivchat-media(?:-b64)?:)([0-9a-f]{64})"')  # a placeholder as a whole JSON string
+BLOCK = 3 * 256 * 1024
+"""Bytes read per step when streaming a clip: a multiple of 3, so the base64 of consecutive blocks concatenates."""
+
+
+def _b64_size(n: int) -> int:
+    return 4 * ((n + 2) // 3)
+
+
+@dataclass(frozen=True)
+class _Media:
+    """One media value of a streamed body: its opening text (a quote, and the data URL's head), its source, and
+    how many bytes the source must hold."""
+
+    head: bytes
+    source: Path | bytes
+    size: int
+
+
+@dataclass(frozen=True)
+class StreamedBody:
+    """A JSON request body sent piece by piece: literal JSON text and media read from files as the socket drains.
+
+    ``size`` is exact, so the request carries a Content-Length (some servers refuse chunked uploads)."""
+
+    pieces: tuple[bytes | _Media, ...]
+    size: int
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        for piece in self.pieces:
+            if isinstance(piece, bytes):
+                yield piece
+                continue
+            yield piece.head
+            if isinstance(piece.source, bytes):
+                yield base64.b64encode(piece.source)
+            else:
+                sent = 0
+                try:
+                    with piece.source.open("rb") as f:
+                        while block := f.read(BLOCK):
+                            sent += len(block)
+                            yield base64.b64encode(block)
+                except OSError as err:
+                    raise RouteError("media", f"{piece.source}: cannot read ({err.strerror})") from None
+                if sent != piece.size:  # the file changed since the request was prepared
+                    raise RouteError("media", f"{piece.source}: changed while it was being sent")
+            yield b'"'
 
 
 @dataclass
@@ -26,7 +81,8 @@ class MediaStore:
     files: dict[str, tuple[Path | bytes, str]] = field(default_factory=dict)
 
     def add_file(self, path: Path, mime: str) -> str:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        with path.open("rb") as f:
+            digest = hashlib.file_digest(f, "sha256").hexdigest()
         self.files[digest] = (path, mime)
         return digest
 
@@ -45,14 +101,34 @@ class MediaStore:
             return {k: self.materialize(v) for k, v in value.items()}
         if isinstance(value, list):
             return [self.materialize(v) for v in value]
-        if isinstance(value, str):
-            if value.startswith(PLACEHOLDER):
-                data, mime = self._bytes(value[len(PLACEHOLDER) :])
-                return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
-            if value.startswith(PLACEHOLDER_RAW):
-                data, _ = self._bytes(value[len(PLACEHOLDER_RAW) :])
-                return base64.b64encode(data).decode("ascii")
+        slot = _SLOT.fullmatch(f'"{value}"') if isinstance(value, str) else None
+        if slot and slot.group(2) in self.files:  # else a text that only looks like a placeholder
+            data, mime = self._bytes(slot.group(2))
+            encoded = base64.b64encode(data).decode("ascii")
+            return f"data:{mime};base64,{encoded}" if slot.group(1) == PLACEHOLDER else encoded
         return value
+
+    def body(self, description: Any) -> StreamedBody:
+        """The JSON body of ``description`` as a :class:`StreamedBody`: the same bytes ``json.dumps`` of
+        :meth:`materialize` gives, without ever holding a clip's base64 whole."""
+        text = json.dumps(description, ensure_ascii=False)
+        pieces: list[bytes | _Media] = []
+        size = 0
+        start = 0
+        for match in _SLOT.finditer(text):
+            kind, digest = match.groups()
+            if digest not in self.files:
+                continue  # a text that only looks like a placeholder stays as it is
+            source, mime = self.files[digest]
+            literal = text[start : match.start()].encode("utf-8")
+            head = b'"' + (f"data:{mime};base64,".encode("ascii") if kind == PLACEHOLDER else b"")
+            n = source.stat().st_size if isinstance(source, Path) else len(source)
+            pieces += [literal, _Media(head=head, source=source, size=n)]
+            size += len(literal) + len(head) + _b64_size(n) + 1
+            start = match.end()
+        tail = text[start:].encode("utf-8")
+        pieces.append(tail)
+        return StreamedBody(pieces=tuple(p for p in pieces if not isinstance(p, bytes) or p), size=size + len(tail))
 
 
 def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[str, Any]], Delivered]:

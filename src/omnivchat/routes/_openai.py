@@ -165,14 +165,22 @@ class OpenAIRoute:
         import aiohttp
 
         session = await self._get_session()
-        body = json.dumps(prepared.media.materialize(prepared.description), ensure_ascii=False).encode("utf-8")
-        headers = {"Content-Type": "application/json", "Accept": "text/event-stream, application/json"}
+        try:  # built once per attempt, streamed: media are read and encoded as the socket drains
+            body = prepared.media.body(prepared.description)
+        except OSError as err:
+            item = prepared.request.item_id
+            raise RouteError("media", f"item {item}: a clip cannot be read ({err.strerror})") from None
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream, application/json",
+            "Content-Length": str(body.size),
+        }
         if self._api_key is not None:
             headers["Authorization"] = f"Bearer {self._api_key.reveal()}"
         started = time.perf_counter()
         timeout = aiohttp.ClientTimeout(total=self.settings.timeout_s)
         try:
-            async with session.post(self._url, data=body, headers=headers, timeout=timeout) as response:
+            async with session.post(self._url, data=body.chunks(), headers=headers, timeout=timeout) as response:
                 if response.status != 200:
                     raise await self._http_error(response)
                 if self.settings.stream:
