@@ -82,9 +82,10 @@ def test_video_url_carries_the_audio_track(server, small_bench, tmp_path):
     assert info.has_video and info.has_audio and not info.is_silent
 
 
-def test_vllm_defaults_send_audio_as_a_separate_part(server, small_bench):
-    route = route_for(server, model="Qwen/Qwen3-Omni-30B-A3B-Instruct")
+def test_separate_delivery_sends_audio_as_its_own_part(server, small_bench):
+    route = route_for(server, model="Qwen/Qwen3-Omni-30B-A3B-Instruct", audio_delivery="input_audio")
     _, response = ask(route, ChatRequest(item_id="s1", clip=clip_of(small_bench)))
+    assert "mm_processor_kwargs" not in server.chat_requests[0].json
     body = server.chat_requests[0].json
     assert "modalities" not in body
     kinds = [p["type"] for p in body["messages"][-1]["content"]]

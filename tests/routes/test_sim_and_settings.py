@@ -55,7 +55,11 @@ def test_healthy_model_needs_both_streams(clips):
 
 
 def test_perception_of_received_media(clips):
-    assert answer("sim:healthy", clips["both"])[1].model_dump() == {"video": True, "audio": True, "dropped": ()}
+    assert answer("sim:healthy", clips["both"])[1].model_dump(exclude={"cut_from_s"}) == {
+        "video": True,
+        "audio": True,
+        "dropped": (),
+    }
     assert answer("sim:healthy", clips["video_only"])[1].audio is False  # muted: silent track
     assert answer("sim:healthy", clips["audio_only"])[1].video is False  # black frames
 
@@ -99,7 +103,8 @@ def test_defaults_table_and_overrides(tmp_path):
     )
     assert resolve_settings("qwen-omni-turbo").limits.max_duration_s == 40.0
     vllm = resolve_settings("Qwen/Qwen2.5-Omni-7B")
-    assert (vllm.audio_delivery, vllm.include_modalities) == ("input_audio", False)
+    assert (vllm.audio_delivery, vllm.audio_in_video_kwarg, vllm.include_modalities) == ("in_video", True, False)
+    assert resolve_settings("openbmb/MiniCPM-o-4_5").audio_delivery == "input_audio"
     gemini = resolve_settings("gemini-3.8-flash")
     assert (gemini.media_input, gemini.include_modalities) == ("file", False)
     other = resolve_settings("my-own-model")

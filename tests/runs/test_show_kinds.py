@@ -103,18 +103,15 @@ def test_runs_show_on_anything_else_is_one_line_naming_it(tmp_path):
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "manifest.json").write_text("{not json")
-    for folder, expected in (
-        (
-            empty,
-            "not a run directory (no manifest.json; expected manifest.json with protocol byo-run-v1, omnivchat-run-v1",
-        ),
-        (
-            other,
-            "unknown protocol 'someone-else-v9' (expected one of byo-run-v1, omnivchat-run-v1, omnivchat-socialomni",
-        ),
-        (broken, "manifest.json: cannot read the manifest"),
+    protocols = ("byo-run-v1", "omnivchat-run-v1", "omnivchat-socialomni", "worldsense-run-v1")
+    for folder, expected, listed in (
+        (empty, "not a run directory (no manifest.json; expected manifest.json with protocol", protocols),
+        (other, "unknown protocol 'someone-else-v9' (expected one of", protocols),
+        (broken, "manifest.json: cannot read the manifest", ()),
     ):
         shown = runner.invoke(app, ["runs", "show", str(folder)])
         assert shown.exit_code == 2, shown.output
-        assert str(folder) in shown.output and expected in " ".join(shown.output.split())
+        text = " ".join(shown.output.split())
+        assert str(folder) in shown.output and expected in text
+        assert all(protocol in text for protocol in listed), text
         assert "Traceback" not in shown.output

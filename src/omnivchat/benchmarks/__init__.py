@@ -3,12 +3,26 @@
 A benchmark is one module behind the protocol (load and validate items; build the request of an item; parse a
 reply; score; aggregate into its metrics; declare its chance level), registered by name with :func:`register`.
 omnivchat ships ``omnivchat`` (the native bench format, :mod:`omnivchat.benchmarks.native`), ``socialomni``
-(:mod:`omnivchat.benchmarks.socialomni`) and ``byo`` (bring-your-own JSON, :mod:`omnivchat.benchmarks.byo`). The
-run loop, the store, the judge engine, the writer lock, status and export are shared.
+(:mod:`omnivchat.benchmarks.socialomni`), ``byo`` (bring-your-own JSON, :mod:`omnivchat.benchmarks.byo`), ``hf``
+(a local Hugging Face dataset with a column mapping, :mod:`omnivchat.benchmarks.hf`), and the public omni
+benchmarks ``worldsense``, ``dailyomni``, ``omnibench``, ``avodyssey``, ``videomme`` and ``lvomnibench`` (each a
+reader of its release on :mod:`omnivchat.benchmarks._mcq`; docs/benchmarks.md). The run loop, the store, the
+judge engine, the writer lock, status and export are shared.
 """
 
 # The benchmarks omnivchat ships register themselves when their modules load.
-from omnivchat.benchmarks import byo, native, socialomni
+from omnivchat.benchmarks import (
+    avodyssey,
+    byo,
+    dailyomni,
+    hf,
+    lvomnibench,
+    native,
+    omnibench,
+    socialomni,
+    videomme,
+    worldsense,
+)
 from omnivchat.benchmarks._generic import BenchmarkExport, TaskRecord, task_export, task_status
 from omnivchat.benchmarks._protocol import (
     Benchmark,
@@ -29,9 +43,11 @@ from omnivchat.benchmarks._registry import (
     register,
     registered,
 )
-from omnivchat.benchmarks._run import evaluate
+from omnivchat.benchmarks._run import estimate, evaluate
+from omnivchat.benchmarks._spoken import SPOKEN_METRIC, SpokenScoring, TranscribeSummary, transcribe_run
 
 __all__ = [
+    "SPOKEN_METRIC",
     "Benchmark",
     "BenchmarkExport",
     "Item",
@@ -42,17 +58,28 @@ __all__ = [
     "ScoreOptions",
     "Scores",
     "Source",
+    "SpokenScoring",
     "TaskRecord",
+    "TranscribeSummary",
     "UnknownBenchmark",
+    "avodyssey",
     "benchmark_of",
     "byo",
+    "dailyomni",
+    "estimate",
     "evaluate",
     "get_benchmark",
+    "hf",
+    "lvomnibench",
     "native",
+    "omnibench",
     "read_run_manifest",
     "register",
     "registered",
     "socialomni",
     "task_export",
     "task_status",
+    "transcribe_run",
+    "videomme",
+    "worldsense",
 ]

@@ -26,12 +26,14 @@ BOOTSTRAP_LEVEL = 0.95
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'\-])([A-Z])(?![A-Za-z0-9'\-])")
 _ANSWER_IS = re.compile(r"\b(?:answer|option|choice)\s*(?:is|:|would be|=)?\s*\(?([A-Za-z])\b", re.IGNORECASE)
 _WORD_AFTER = re.compile(r"\s+([a-z][a-z']*)")
-_LETTER_VERBS = frozenset({"is", "was", "seems", "appears", "looks", "matches", "fits", "corresponds"})
+# Words after "A" or "I" that show it is an option letter, not the article or the pronoun ("A is", "A or C").
+_LETTER_VERBS = frozenset({"is", "was", "seems", "appears", "looks", "matches", "fits", "corresponds", "or", "and"})
 
 
 def _letter_tokens(reply: str, letters: str) -> list[str]:
     """The option letters a reply states as standalone tokens, in order. "A" and "I" followed by a lowercase word
-    are the article and the pronoun ("A cat", "I think"), unless that word is a verb about the option ("A is")."""
+    are the article and the pronoun ("A cat", "I think"), unless that word is a verb about the option ("A is") or
+    joins options ("A or C")."""
     found = []
     for m in _LETTER_TOKEN.finditer(reply):
         letter = m.group(1)
@@ -116,4 +118,92 @@ def accuracy(scores: list[float], unparsed: int = 0) -> Accuracy:
         ci_low=low,
         ci_high=high,
         unparsed=unparsed,
+    )
+
+
+# --- clustered metrics ---------------------------------------------------------------------------------------
+# Several questions of a benchmark often share one video: their answers are not independent, so an interval that
+# treats them as independent is too narrow. These resample, and compute the variance over, clusters (videos).
+
+
+class ClusteredAccuracy(Accuracy):
+    """Accuracy with a cluster-bootstrap interval (``ci_low``/``ci_high``: videos resampled, not questions) and the
+    cluster-robust standard error beside the naive one; unparsed replies count wrong."""
+
+    clusters: int = 0
+    se_clustered: float | None = None
+    se_naive: float | None = None
+
+
+def _cluster_sums(values: list[float], clusters: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per cluster (in order of first appearance): the sum of the values and their count."""
+    if len(values) != len(clusters):
+        raise ValueError("one cluster per value")
+    index: dict[str, int] = {}
+    for cluster in clusters:
+        index.setdefault(cluster, len(index))
+    sums = np.zeros(len(index))
+    counts = np.zeros(len(index))
+    for value, cluster in zip(values, clusters, strict=True):
+        sums[index[cluster]] += value
+        counts[index[cluster]] += 1
+    return sums, counts
+
+
+def clustered_se(values: list[float], clusters: list[str]) -> float | None:
+    """The cluster-robust (CR1, Liang and Zeger 1986) standard error of the mean of ``values``.
+
+    With item scores y_i of n items in G clusters g (videos) and their mean ȳ::
+
+        Var(ȳ) = G / (G - 1) · Σ_g ( Σ_{i in g} (y_i - ȳ) )² / n²        SE = √Var(ȳ)
+
+    (Cameron and Miller 2015, "A Practitioner's Guide to Cluster-Robust Inference", Eq. 11 for a regression on a
+    constant, with the G/(G-1) small-sample factor.) With one item per cluster (G = n) it is the usual s/√n, s the
+    sample standard deviation. None with fewer than two clusters (the variance between clusters is unknown).
+    """
+    sums, counts = _cluster_sums(values, clusters)
+    n, g = float(counts.sum()), len(sums)
+    if g < 2:
+        return None
+    mean = sums.sum() / n
+    residuals = sums - counts * mean
+    return float(np.sqrt(g / (g - 1) * float((residuals**2).sum()) / n**2))
+
+
+def cluster_bootstrap_interval(
+    values: list[float], clusters: list[str], *, seed: int = BOOTSTRAP_SEED, resamples: int = BOOTSTRAP_RESAMPLES
+) -> tuple[float | None, float | None]:
+    """The percentile-bootstrap interval (BOOTSTRAP_LEVEL) of the mean of ``values``, resampling whole clusters with
+    replacement (each resample's mean: its items' total over its item count), seeded. With one item per cluster, in
+    order, it draws exactly what :func:`bootstrap_interval` draws. None with fewer than two clusters: resampling one
+    cluster only ever gives back its own mean, an interval of width 0 that would claim a certainty it has not."""
+    sums, counts = _cluster_sums(values, clusters)
+    if len(sums) < 2:
+        return None, None
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(sums), size=(resamples, len(sums)))
+    means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    tail = (1 - BOOTSTRAP_LEVEL) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+def clustered_accuracy(scores: list[float], clusters: list[str], unparsed: int = 0) -> ClusteredAccuracy:
+    """Accuracy of ``scores`` (1 right, 0 wrong or unparsed) whose items belong to ``clusters`` (one per score)."""
+    low, high = cluster_bootstrap_interval(scores, clusters)
+    correct = int(sum(scores))
+    n = len(scores)
+    naive = None
+    if n >= 2:
+        naive = float(np.std(np.asarray(scores, dtype=float), ddof=1) / np.sqrt(n))
+    return ClusteredAccuracy(
+        n=n,
+        correct=correct,
+        accuracy=correct / n if n else None,
+        ci_low=low,
+        ci_high=high,
+        unparsed=unparsed,
+        clusters=len(set(clusters)),
+        se_clustered=clustered_se(scores, clusters) if n else None,
+        se_naive=naive,
     )

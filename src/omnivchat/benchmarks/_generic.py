@@ -12,7 +12,20 @@ from pydantic import Field
 from omnivchat._files import FileModel
 from omnivchat.benchmarks._registry import read_run_manifest
 from omnivchat.judges import ItemResult, Scores
-from omnivchat.runs import STORE_FILE, ExportFile, ItemCounts, RunError, RunStatus, RunStore, lock_holder
+from omnivchat.runs import (
+    STORE_FILE,
+    CostTotals,
+    ExportFile,
+    ItemCounts,
+    RunCost,
+    RunError,
+    RunStatus,
+    RunStore,
+    item_costs,
+    lock_holder,
+    tally,
+    where_served,
+)
 
 EXPORT_SCHEMA = "omnivchat-benchmark-export-v1"
 
@@ -30,6 +43,8 @@ class TaskRecord(FileModel):
     error: str | None = None
     """``kind: message`` of a failed item."""
     attempts: int = 0
+    cost: CostTotals | None = None
+    """What the item's attempts cost (None in exports made before costs were kept)."""
 
 
 class BenchmarkExport(ExportFile):
@@ -40,6 +55,8 @@ class BenchmarkExport(ExportFile):
     benchmark: str | None = None
     manifest: dict[str, Any] = Field(default_factory=dict)
     records: list[TaskRecord] = Field(default_factory=list)
+    cost: RunCost | None = None
+    """What the run's attempts cost, in all and per task (None in exports made before costs were kept)."""
 
 
 def task_status(run_dir: Path, tasks: dict[str, list[str]]) -> RunStatus:
@@ -52,7 +69,7 @@ def task_status(run_dir: Path, tasks: dict[str, list[str]]) -> RunStatus:
     path = run_dir / STORE_FILE
     if path.is_file():
         with RunStore(path, read_only=True) as store:
-            counts = store.counts()
+            counts = {**store.counts(), "cost": tally(store.cost_rows())}
             by_kind = store.item_counts()
     else:
         by_kind = {}
@@ -72,7 +89,8 @@ def task_status(run_dir: Path, tasks: dict[str, list[str]]) -> RunStatus:
         simulated=bool(manifest.value("simulated")),
         condition=manifest.value("condition") or "both",
         tasks=per_task,
-        **{k: counts[k] for k in ("attempts", "attempt_failures", "tokens") if k in counts},
+        **{k: counts[k] for k in ("attempts", "attempt_failures", "tokens", "cost") if k in counts},
+        **where_served(run_dir),
         writer=lock_holder(run_dir),
     )
 
@@ -92,7 +110,9 @@ def task_export(run_dir: Path, tasks: dict[str, list[str]], *, allow_incomplete:
         )
     records = []
     with RunStore(run_dir / STORE_FILE, read_only=True) as store:
+        rows = store.cost_rows()
         for task, keys in tasks.items():
+            costs = item_costs(rows, task)
             for key in keys:
                 row = store.item(key, task)
                 result = store.result(row["key"]) if row and row["key"] else None
@@ -106,6 +126,7 @@ def task_export(run_dir: Path, tasks: dict[str, list[str]], *, allow_incomplete:
                         usage=result.usage if result else None,
                         error=f"{row['error_kind']}: {row['error']}" if row and row["status"] == "failed" else None,
                         attempts=len(store.attempts(row["key"])) if row and row["key"] else 0,
+                        cost=costs.get(key),
                     )
                 )
     return BenchmarkExport(
@@ -113,22 +134,35 @@ def task_export(run_dir: Path, tasks: dict[str, list[str]], *, allow_incomplete:
         status="incomplete" if missing else "complete",
         manifest=_shareable(manifest.dump(as_read=True)),
         records=records,
+        cost=status.cost,
     )
 
 
 def _shareable(value: Any) -> Any:
     """The manifest without anything that locates a server or names a key."""
     if isinstance(value, dict):
-        return {k: _shareable(v) for k, v in value.items() if k not in ("endpoint", "base_url", "api_key_env")}
+        hidden = ("endpoint", "base_url", "api_key_env", "replicas")
+        return {k: _shareable(v) for k, v in value.items() if k not in hidden}
     if isinstance(value, list):
         return [_shareable(v) for v in value]
     return value
 
 
-def scores_of(benchmark: str, items: list[ItemResult], metrics: dict[str, Any], failed: list[ItemResult]) -> Scores:
-    """A benchmark's scores, incomplete (and saying why) while an item has no record or a request ``failed``."""
+def scores_of(
+    benchmark: str,
+    items: list[ItemResult],
+    metrics: dict[str, Any],
+    failed: list[ItemResult],
+    *,
+    not_transcribed: int = 0,
+) -> Scores:
+    """A benchmark's scores, incomplete (and saying why) while an item has no record, a request ``failed``, or a
+    spoken reply is ``not_transcribed`` (counted apart: unscored, never wrong)."""
     missing = [i for i in items if not i.ran]
     incomplete = None
     if missing or failed:
         incomplete = f"incomplete: {len(missing)} items have no record, {len(failed)} requests failed"
+    if not_transcribed:
+        untranscribed = f"{not_transcribed} spoken replies not transcribed (run `omnivchat transcribe`)"
+        incomplete = f"{incomplete}, {untranscribed}" if incomplete else f"incomplete: {untranscribed}"
     return Scores(benchmark=benchmark, items=items, metrics=metrics, complete=incomplete is None, incomplete=incomplete)

@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnivchat.judges import ItemResult, JudgesConfig, Scores
-from omnivchat.routes import ChatRequest, Route, Sampling
+from omnivchat.routes import ChatRequest, ReplyAudio, Route, Sampling
 from omnivchat.runs import ExportFile, Manifest, RunStatus
 
 __all__ = [
@@ -43,6 +43,8 @@ class Source:
     tasks: tuple[str, ...] | None = None
     limit: int | None = None
     prompts: Path | None = None  # the benchmark's prompt file(s): a system prompt, or prompt cards
+    columns: str | None = None  # a table's column mapping, "question=Question,answer=Answer" (hf)
+    split: str | None = None  # a dataset's split (hf)
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class RunOptions:
     limit: int | None = None
     manifest_extra: dict[str, Any] = field(default_factory=dict)
     simulated: bool = False  # set from the route: only a simulated model is told the answer (its oracle)
+    reply_audio: ReplyAudio | None = None  # ask every request for a spoken reply too (recorded in the manifest)
 
 
 @dataclass
@@ -77,6 +80,8 @@ class ScoreOptions:
     aggregate: str = "mean"
     style_judge: str | None = None
     judging: Path | None = None  # where a benchmark that judges into a separate directory put its verdicts
+    asr: str | None = None  # spoken replies: the ASR whose transcripts are scored (its id; None: the only one)
+    asr_wer: float | None = None  # spoken replies: the ASR's word error rate for the band (None: the measured one)
 
 
 @dataclass
@@ -96,6 +101,8 @@ class JudgeOptions:
     output: Path | None = None  # a separate judging directory, for a benchmark that keeps one
     max_attempts: int = 4
     progress: bool = True
+    budget_usd: float | None = None  # the run directory's total spending limit (docs/costs.md)
+    dry_run: bool = False  # send nothing: the outcome carries the estimate (``JudgeOutcome.dry_run``)
 
 
 class JudgeOutcome(BaseModel):
@@ -107,6 +114,7 @@ class JudgeOutcome(BaseModel):
     summaries: dict[str, Any] = Field(default_factory=dict, description="store kind -> RunSummary")
     notes: list[str] = Field(default_factory=list, description="What was not judged, and why.")
     complete: bool = True
+    dry_run: Any = Field(default=None, description="A dry run's estimate (omnivchat.runs.DryRun); None otherwise.")
 
 
 @runtime_checkable

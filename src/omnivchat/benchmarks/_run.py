@@ -3,11 +3,73 @@
 from __future__ import annotations
 
 import contextlib
+import tempfile
 from pathlib import Path
+from typing import Any
 
 from omnivchat.benchmarks._protocol import Benchmark, Item, RunOptions, Source
+from omnivchat.benchmarks._registry import registered
+from omnivchat.benchmarks._spoken import SpokenError
 from omnivchat.routes import ChatRequest, Route, Sampling
-from omnivchat.runs import ManifestMismatch, Pending, RetryPolicy, RunSummary, TaskWork, run_tasks, writes_run_dir
+from omnivchat.runs import (
+    DryRun,
+    Manifest,
+    ManifestMismatch,
+    Pending,
+    RetryPolicy,
+    RunSummary,
+    TaskWork,
+    estimate_tasks,
+    run_tasks,
+    writes_run_dir,
+)
+
+
+def _work(
+    benchmark: Benchmark, dataset: object, route: Route, work_dir: Path, options: RunOptions
+) -> tuple[Manifest | dict[str, Any], list[TaskWork]]:
+    """The run's manifest and its requests, task by task (built later, on threads; media work goes in
+    ``work_dir``)."""
+    if options.reply_audio is not None and not getattr(benchmark, "scores_spoken_replies", False):
+        # Refused, not run: its scoring would read the text a server sent beside the audio (often none at all).
+        able = ", ".join(n for n, b in registered().items() if getattr(b, "scores_spoken_replies", False))
+        raise SpokenError(f"benchmark {benchmark.name} scores text replies only; spoken replies are scored by: {able}")
+    options.simulated = route.settings.route == "sim"
+    # The benchmark's protocol sampling, with what the user set on top (the manifest records the result).
+    given = options.sampling.model_dump(exclude_none=True)
+    options.sampling = Sampling(**{**benchmark.default_sampling(), **given})
+    if options.reply_audio is not None:  # recorded only then: a text-only run keeps the manifest it always had
+        options.manifest_extra = {**options.manifest_extra, "reply_audio": options.reply_audio.model_dump()}
+    manifest = benchmark.manifest(dataset, route, options)
+
+    def pending(item: Item) -> Pending:
+        meta = benchmark.item_meta(item)
+
+        def build() -> ChatRequest:
+            request = benchmark.request(dataset, item, options, work_dir, meta)
+            if options.reply_audio is not None:  # any benchmark's requests, asked for a spoken reply too
+                request = request.model_copy(update={"reply_audio": options.reply_audio})
+            return request
+
+        return Pending(item.key, build, meta)
+
+    tasks: dict[str, list[Pending]] = {}
+    for item in benchmark.items(dataset, options):
+        tasks.setdefault(item.task, []).append(pending(item))
+    label = f"{route.model_id} [{options.condition}]"
+    work = [
+        TaskWork(task, items, label=f"{label} {task}" if len(tasks) > 1 else label) for task, items in tasks.items()
+    ]
+    return manifest, work
+
+
+def estimate(benchmark: Benchmark, dataset: object, route: Route, run_dir: Path, options: RunOptions) -> DryRun:
+    """The dry run of :func:`evaluate`: every request built and prepared as the run would, counted and its cost
+    estimated; nothing is sent and nothing is written into ``run_dir`` (media a benchmark cuts go to a temporary
+    folder, removed after). An existing ``run_dir`` must hold this run; its answered requests are left out."""
+    with tempfile.TemporaryDirectory(prefix="omnivchat-dry-run-") as scratch:
+        manifest, work = _work(benchmark, dataset, route, Path(scratch), options)
+        return estimate_tasks(route, Path(run_dir), manifest, work)
 
 
 @writes_run_dir("run_dir", "eval")  # one writer per run directory, before its manifest is read or written
@@ -21,31 +83,13 @@ def evaluate(
     *,
     retry: RetryPolicy | None = None,
     progress: bool = True,
+    budget_usd: float | None = None,
 ) -> RunSummary:
     """Send every item of ``dataset`` through ``route`` into ``run_dir``, task after task, with the benchmark's
-    manifest (resuming an identical run: completed replies reused, failures retried, attempts kept)."""
+    manifest (resuming an identical run: completed replies reused, failures retried, attempts kept).
+    ``budget_usd``: the run's total spending limit (see :func:`omnivchat.runs.run_tasks_async`)."""
     run_dir = Path(run_dir)
-    options.simulated = route.settings.route == "sim"
-    # The benchmark's protocol sampling, with what the user set on top (the manifest records the result).
-    given = options.sampling.model_dump(exclude_none=True)
-    options.sampling = Sampling(**{**benchmark.default_sampling(), **given})
-    manifest = benchmark.manifest(dataset, route, options)
-
-    def pending(item: Item) -> Pending:
-        meta = benchmark.item_meta(item)
-
-        def build() -> ChatRequest:
-            return benchmark.request(dataset, item, options, run_dir, meta)
-
-        return Pending(item.key, build, meta)
-
-    tasks: dict[str, list[Pending]] = {}
-    for item in benchmark.items(dataset, options):
-        tasks.setdefault(item.task, []).append(pending(item))
-    label = f"{route.model_id} [{options.condition}]"
-    work = [
-        TaskWork(task, items, label=f"{label} {task}" if len(tasks) > 1 else label) for task, items in tasks.items()
-    ]
+    manifest, work = _work(benchmark, dataset, route, run_dir, options)
     invocation = {"benchmark": benchmark.name, "bench": str(source.data.resolve()), "limit": options.limit}
     try:
         return run_tasks(
@@ -60,6 +104,7 @@ def evaluate(
             # Conditions and cut clips run ffmpeg (cached): build requests on a few threads, not one by one.
             build_workers=4,
             after_task=lambda task: benchmark.after_task(run_dir, task),
+            budget_usd=budget_usd,
         )
     except ManifestMismatch as err:
         rejected = getattr(dataset, "rejected", None)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ from omnivchat.benchmarks._protocol import (
     Source,
 )
 from omnivchat.benchmarks._registry import read_run_manifest, register
+from omnivchat.benchmarks._spoken import SPOKEN_METRIC, SpokenScoring
 from omnivchat.errors import OmnivchatError
 from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
@@ -130,40 +132,61 @@ def load_byo(path: Path, *, tasks: tuple[str, ...] | None = None, limit: int | N
         raise ByoError(f"{path}: expected a JSON list of items, got {type(rows).__name__}")
     if not rows:
         raise ByoError(f"{path}: the list of items is empty")
+    items, problems = items_from_rows(rows, path.parent, lambda index: (str(path), f"item {index}"))
+    if problems:
+        raise ByoError("\n".join(problems))
+    return ByoData(path=path, sha256=hashlib.sha256(raw).hexdigest(), items=select_items(items, tasks, limit, path))
+
+
+def items_from_rows(
+    rows: Sequence[Any], root: Path, where: Callable[[int], tuple[str, str]]
+) -> tuple[list[ByoItem], list[str]]:
+    """Validate rows (dicts with byo's fields) from any source: the valid items, and every problem, one line each,
+    as ``FILE: ROW (qid Q): problem``. ``where(index)`` names a row's file and the row in it (``item 3``, ``row 3``);
+    a media path is relative to ``root`` (an absolute one is taken as it is)."""
     problems: list[str] = []
     items: list[ByoItem] = []
     seen: dict[str, int] = {}
     for index, row in enumerate(rows):
-        where = f"{path}: item {index}"
+        file, label = where(index)
+        here = f"{file}: {label}"
         if not isinstance(row, dict):
-            problems.append(f"{where}: expected an object, got {type(row).__name__}")
+            problems.append(f"{here}: expected an object, got {type(row).__name__}")
             continue
         qid = row.get("qid")
         if isinstance(qid, int) and not isinstance(qid, bool):
             qid = str(qid)
         if not isinstance(qid, str) or not qid.strip():
-            problems.append(f"{where}: missing or empty 'qid' (a string)")
+            problems.append(f"{here}: missing or empty 'qid' (a string)")
             continue
-        where = f"{path}: item {index} (qid {qid!r})"
+        here = f"{here} (qid {qid!r})"
         if qid in seen:
-            problems.append(f"{where}: duplicate qid (also item {seen[qid]})")
+            first_file, first = where(seen[qid])
+            problems.append(f"{here}: duplicate qid (also {first if first_file == file else f'{first_file}: {first}'})")
             continue
         seen[qid] = index
-        item, found = _item(path.parent, row, qid)
-        problems.extend(f"{where}: {p}" for p in found)
+        item, found = _item(root, row, qid)
+        problems.extend(f"{here}: {p}" for p in found)
         if item is not None:
             items.append(item)
-    if problems:
-        raise ByoError("\n".join(problems))
+    return items, problems
+
+
+def select_items(
+    items: Sequence[ByoItem], tasks: tuple[str, ...] | None, limit: int | None, where: Path | str
+) -> tuple[ByoItem, ...]:
+    """The items of ``tasks`` (all when None; a task with no items is an error naming ``where``), the first
+    ``limit`` of them."""
+    kept = list(items)
     if tasks:
-        known = {i.task for i in items}
+        known = {i.task for i in kept}
         unknown = sorted(set(tasks) - known)
         if unknown:
-            raise ByoError(f"{path}: no items of task {', '.join(unknown)} (tasks here: {', '.join(sorted(known))})")
-        items = [i for i in items if i.task in tasks]
+            raise ByoError(f"{where}: no items of task {', '.join(unknown)} (tasks here: {', '.join(sorted(known))})")
+        kept = [i for i in kept if i.task in tasks]
     if limit:
-        items = items[:limit]
-    return ByoData(path=path, sha256=hashlib.sha256(raw).hexdigest(), items=tuple(items))
+        kept = kept[:limit]
+    return tuple(kept)
 
 
 def _text(row: dict[str, Any], name: str, problems: list[str]) -> str:
@@ -200,7 +223,7 @@ def _item(root: Path, row: dict[str, Any], qid: str) -> tuple[ByoItem | None, li
         kind = media_kinds[0]
         value = row[kind]
         if not isinstance(value, str) or not value.strip():
-            problems.append(f"{kind!r} must be a path relative to the JSON file")
+            problems.append(f"{kind!r} must be a path (relative to the JSON file or the dataset)")
         else:
             media = root / value
             if not media.is_file():
@@ -270,6 +293,8 @@ class ByoBench:
     name = "byo"
     title = "Bring your own: a JSON list of questions on clips (requires, category), spoken or multiple-choice answers"
     protocols: tuple[str, ...] = (PROTOCOL,)
+    scores_spoken_replies = True
+    """Its scores read a spoken reply's ASR transcript (eval --reply-audio; :mod:`omnivchat.benchmarks._spoken`)."""
 
     def chance(self, task: str) -> float:
         if task.startswith("mc") and task[2:].isdigit() and int(task[2:]) > 0:
@@ -359,13 +384,17 @@ class ByoBench:
     def score(self, dataset: Any, run_dir: Path, options: ScoreOptions) -> Scores:
         """Every item: 1 right, 0 wrong or unparsed, None for a failed request or an item never run (counted
         apart, the run incomplete). Metrics: accuracy with its bootstrap interval overall and per category, the
-        lenient multiple-choice accuracy apart, and how many categories were relabelled cross-modal."""
+        lenient multiple-choice accuracy apart, and how many categories were relabelled cross-modal. A spoken reply
+        is scored from its ASR transcript, with the ASR error band beside the accuracy (see
+        :mod:`omnivchat.benchmarks._spoken`); one without a transcript is "not transcribed": unscored, counted, the
+        run incomplete."""
         run_dir = Path(run_dir)
         results: list[ItemResult] = []
         lenient: list[float] = []
         lenient_unparsed = 0
         path = run_dir / STORE_FILE
         with RunStore(path, read_only=True) as store:
+            spoken = SpokenScoring.open(run_dir, store, options)
             for task, keys in self._keys(run_dir).items():
                 for key in keys:
                     row = store.item(key, task)
@@ -379,7 +408,14 @@ class ByoBench:
                         reason = f"request failed: {row['error']}" if row["status"] == "failed" else "no reply"
                         results.append(ItemResult(key=key, task=task, score=None, reason=reason, group=group))
                         continue
-                    item_result, loose = _score_reply(key, task, result.text, meta)
+                    text, heard = spoken.text(row["key"], result.text)
+                    if text is None:  # a spoken reply with no transcript: unscored, never wrong
+                        results.append(spoken.unscored(key, task, group, heard))
+                        continue
+                    item_result, loose = _score_reply(key, task, text, meta)
+                    if heard:  # a spoken reply: its transcript kept with it, and counted for the band
+                        reference = meta["answer"] if meta.get("gold") is None else None
+                        item_result = spoken.scored(item_result, text, heard, reference)
                     results.append(item_result)
                     if loose is not None:
                         lenient.append(loose)
@@ -404,7 +440,11 @@ class ByoBench:
             count=sum(1 for r in results if r.detail.get("relabelled")), given=", ".join(given)
         ).model_dump()
         metrics["bootstrap"] = {"resamples": BOOTSTRAP_RESAMPLES, "seed": BOOTSTRAP_SEED, "level": BOOTSTRAP_LEVEL}
-        return scores_of(self.name, results, metrics, [r for r in results if r.ran and r.score is None])
+        spoken_metrics = spoken.metrics()
+        if spoken_metrics is not None:
+            metrics[SPOKEN_METRIC] = spoken_metrics
+        failed = [r for r in results if r.ran and r.score is None and not r.detail.get("spoken")]
+        return scores_of(self.name, results, metrics, failed, not_transcribed=spoken.missing)
 
     def save_scores(self, run_dir: Path, scores: Scores) -> Path:
         return write_benchmark_scores(run_dir, scores)

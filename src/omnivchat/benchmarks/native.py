@@ -23,7 +23,15 @@ from omnivchat.benchmarks._protocol import (
     Source,
 )
 from omnivchat.benchmarks._registry import register
-from omnivchat.judges import JudgePrompts, collect_scores, item_records, judge_run, run_bench, write_scores_file
+from omnivchat.judges import (
+    JudgePrompts,
+    collect_scores,
+    estimate_judging,
+    item_records,
+    judge_run,
+    run_bench,
+    write_scores_file,
+)
 from omnivchat.prompts import load_prompt
 from omnivchat.routes import ChatRequest, Route
 from omnivchat.runs import (
@@ -150,16 +158,25 @@ class OmniVChatBench:
             names = [options.only_judge]
         else:
             names = options.members if options.members is not None else options.config.panel(options.panel)
+        prompts = JudgePrompts(rubric=options.prompt, style=options.style_prompt)
+        chosen = [n for n in names if n != "rule"]
+        if options.dry_run:
+            _, dry = estimate_judging(
+                run_dir, dataset, options.config, chosen,
+                prompts=prompts, style_judge=options.style_judge, aliases=options.aliases,
+            )  # fmt: skip
+            return JudgeOutcome(where=run_dir / "store.sqlite", dry_run=dry)
         report = judge_run(
             run_dir,
             dataset,
             options.config,
-            [n for n in names if n != "rule"],
-            prompts=JudgePrompts(rubric=options.prompt, style=options.style_prompt),
+            chosen,
+            prompts=prompts,
             style_judge=options.style_judge,
             aliases=options.aliases,
             max_attempts=options.max_attempts,
             progress=options.progress,
+            budget_usd=options.budget_usd,
         )
         notes = [
             f"not judged: {report.empty_replies} empty replies (score 0), {report.failed_candidates} failed "

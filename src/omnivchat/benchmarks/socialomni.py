@@ -160,6 +160,11 @@ class SocialOmniBench:
     def judge(self, dataset: Any, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
         if options.contexts is None or options.judges_file is None:
             raise SocialOmniError("socialomni judging needs --contexts (judge-contexts.json) and --judges")
+        if options.dry_run or options.budget_usd is not None:
+            raise SocialOmniError(
+                "socialomni judging takes no --dry-run or --budget yet; its judging directory's cost shows in "
+                "`omnivchat runs show`"
+            )
         out = options.output or run_dir / JUDGING
         template, template_sha = load_judge_template(options.prompt)
         summary = judge_run(

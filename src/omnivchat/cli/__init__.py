@@ -10,8 +10,10 @@ from __future__ import annotations
 import typer
 
 from omnivchat.cli._app import Commands
+from omnivchat.cli.asr import asr_app, transcribe_command
 from omnivchat.cli.bench import bench_app, validate_command
 from omnivchat.cli.benchmarks import benchmarks_command
+from omnivchat.cli.compare import compare_command
 from omnivchat.cli.diagnostics import ablate_command, check_route_command, demo_command
 from omnivchat.cli.judging import judge_command, judges_app, score_command
 from omnivchat.cli.media import repair_tails_command
@@ -38,9 +40,12 @@ app.add_typer(runs_app, name="runs")
 app.command("export")(export_command)
 app.command("judge")(judge_command)
 app.add_typer(judges_app, name="judges")
+app.command("transcribe")(transcribe_command)
+app.add_typer(asr_app, name="asr")
 app.command("score")(score_command)
 app.command("ablate")(ablate_command)
 app.command("check-route")(check_route_command)
+app.command("compare")(compare_command)
 app.command("report")(report_command)
 app.command("repair-tails")(repair_tails_command)
 app.add_typer(socialomni_app, name="socialomni")

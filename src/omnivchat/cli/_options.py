@@ -26,9 +26,14 @@ class MediaInput(StrEnum):
 
 
 class AudioDelivery(StrEnum):
-    in_video = "in_video"
-    input_audio = "input_audio"
+    in_video = "in-video"
+    separate = "separate"
     none = "none"
+    in_video_ = "in_video"  # the earlier spellings, still accepted
+    input_audio = "input_audio"
+
+
+_DELIVERY = {"in-video": "in_video", "in_video": "in_video", "separate": "input_audio", "input_audio": "input_audio"}
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,19 @@ class RouteOptions:
         typer.Option("--defaults", help="Your file of per-model defaults (YAML, JSON or TOML; patterns as keys)."),
     ] = None
     base_url: Annotated[
-        str | None, typer.Option("--base-url", help="OpenAI-compatible server URL up to /v1 (a self-served model).")
+        list[str] | None,
+        typer.Option(
+            "--base-url",
+            help="OpenAI-compatible server URL up to /v1 (a self-served model); repeat it for replicas of one model.",
+        ),
+    ] = None
+    endpoints: Annotated[
+        Path | None,
+        typer.Option(
+            "--endpoints",
+            help="File of replica URLs: one 'URL [CONCURRENCY]' per line, or a JSON/YAML list of URLs or "
+            "{url, concurrency}. Requests go to the least busy replica; one that fails is drained and probed again.",
+        ),
     ] = None
     key_file: Annotated[
         Path | None, typer.Option("--key-file", help="dotenv file holding the key (NAME=value lines).")
@@ -64,7 +81,9 @@ class RouteOptions:
     audio_delivery: Annotated[
         AudioDelivery | None,
         typer.Option(
-            "--audio-delivery", help="How the audio reaches the model: in_video, input_audio (a WAV part), none."
+            "--audio-delivery",
+            help="How the audio reaches the model: in-video (the clip's own track; vLLM is asked to decode it), "
+            "separate (also a WAV part, for servers that drop it: SGLang), none.",
         ),
     ] = None
     temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.")] = None
@@ -81,21 +100,24 @@ class RouteOptions:
         from omnivchat.routes import PROVIDER_DEFAULT
 
         thinking = self.thinking
+        urls = list(self.base_url or [])
         return {
-            "base_url": self.base_url,
+            "base_url": urls[0] if len(urls) == 1 and self.endpoints is None else None,
             "thinking": None if thinking is None else {"on": True, "off": False, "default": PROVIDER_DEFAULT}[thinking],
             "media_input": self.media_input_type.value if self.media_input_type else None,
             "include_modalities": None if self.omit_modalities is None else not self.omit_modalities,
-            "audio_delivery": self.audio_delivery.value if self.audio_delivery else None,
+            "audio_delivery": _DELIVERY.get(self.audio_delivery.value, "none") if self.audio_delivery else None,
         }
 
-    def route(self, model: str) -> Any:
+    def route(self, model: str, speaker: Any = None) -> Any:
         """The route for ``model`` under these flags (raises CredentialError before anything is sent when a
-        hosted model has no key)."""
+        hosted model has no key); ``speaker`` lets a simulated model answer aloud."""
         from omnivchat.routes import get_route
 
         return get_route(
             model,
+            speaker=speaker,
+            replicas=self.replicas(),
             key_file=self.key_file,
             key_field=self.key_field,
             defaults_file=self.defaults,
@@ -103,6 +125,19 @@ class RouteOptions:
             trust_env=self.trust_env,
             **self.overrides(),
         )
+
+    def replicas(self) -> Any:
+        """The replicas given (``--endpoints``, or ``--base-url`` more than once), or None for one server."""
+        from omnivchat.routes import ReplicaError, ReplicaSpec, check_replica_url, load_endpoints
+
+        urls = list(self.base_url or [])
+        if self.endpoints is not None:
+            if urls:
+                raise ReplicaError("give the servers once: --endpoints FILE or --base-url, not both")
+            return load_endpoints(self.endpoints)
+        if len(urls) < 2:
+            return None
+        return [ReplicaSpec(check_replica_url(u, f"--base-url {u}"), None, f"--base-url {u}") for u in urls]
 
     def sampling(self, **fallback: Any) -> Any:
         """The sampling flags, each falling back to ``fallback`` (a protocol's fixed values) when not given."""
@@ -138,13 +173,53 @@ def route_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 # Options several commands take, declared once so that a flag reads the same in every --help.
 DataOption = Annotated[
-    Path, typer.Option("--bench", "--data", help="The benchmark's data: a bench directory, an annotations folder.")
+    Path,
+    typer.Option(
+        "--bench",
+        "--data",
+        help="The benchmark's data: a bench directory, an annotations folder, a JSON file, a local dataset (hf).",
+    ),
 ]
 BenchmarkOption = Annotated[
     str, typer.Option("--benchmark", help="Registered benchmark (`omnivchat benchmarks` lists them).")
 ]
 MediaOption = Annotated[Path | None, typer.Option("--media", help="Media folder, for a benchmark that has one.")]
+ColumnsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--columns",
+        help="(--benchmark hf) Which column holds each field: FIELD=COLUMN,... (fields qid, question, answer, "
+        "options, category, requires, video, audio; a field not given reads the column of its name); FIELD:=VALUE "
+        "gives every row the same requires or category (requires:=video+audio). Reads local files only: nothing "
+        "is downloaded.",
+    ),
+]
+SplitOption = Annotated[
+    str | None,
+    typer.Option(
+        "--split",
+        help="(--benchmark hf) The dataset's split to run (test; config/split where there are several configs); "
+        "needed when it has several.",
+    ),
+]
 ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]
 OnlyJudgeOption = Annotated[
     str | None, typer.Option("--only-judge", help="Run this one judge; a later run assembles the panel.")
+]
+BudgetOption = Annotated[
+    float | None,
+    typer.Option(
+        "--budget",
+        min=0.0,
+        help="Spend at most this many USD on the run in all (earlier invocations count): nothing more is sent once "
+        "the next request would pass it; its items stay not run, and a rerun with a larger budget resumes. Needs a "
+        "price for the model (docs/costs.md).",
+    ),
+]
+DryRunOption = Annotated[
+    bool,
+    typer.Option(
+        "--dry-run",
+        help="Send nothing and write nothing: print the requests, media bytes and an estimated cost (docs/costs.md).",
+    ),
 ]

@@ -11,7 +11,16 @@ from rich.table import Table
 
 from omnivchat._files import check_output_dir, check_output_file, write_model
 from omnivchat.cli._app import console, err_console, fail
-from omnivchat.cli._options import BenchmarkOption, DataOption, MediaOption, ProgressOption, RouteOptions, route_options
+from omnivchat.cli._options import (
+    BenchmarkOption,
+    ColumnsOption,
+    DataOption,
+    MediaOption,
+    ProgressOption,
+    RouteOptions,
+    SplitOption,
+    route_options,
+)
 
 if TYPE_CHECKING:
     from omnivchat.routes import Route
@@ -77,6 +86,8 @@ def ablate_command(
     route: RouteOptions,
     benchmark: BenchmarkOption = "omnivchat",
     media: MediaOption = None,
+    columns: ColumnsOption = None,
+    split: SplitOption = None,
     task: Annotated[
         str | None, typer.Option("--task", help="The task to diagnose, for a benchmark with several.")
     ] = None,
@@ -134,7 +145,15 @@ def ablate_command(
         raise fail("--neither is blank|none, --video-only is mute|strip, --aggregate is mean|majority")
     check_output_dir(output, ours=is_ablation_dir, kind="an ablation directory")
     the_benchmark = get_benchmark(benchmark)
-    source = Source(data=bench, media=media, tasks=(task,) if task else None, limit=limit, prompts=system_prompt)
+    source = Source(
+        data=bench,
+        media=media,
+        tasks=(task,) if task else None,
+        limit=limit,
+        prompts=system_prompt,
+        columns=columns,
+        split=split,
+    )
     dataset = the_benchmark.load(source)
     config = load_judges(judges)
     if panel in config.judges or panel == RULE_JUDGE:
@@ -220,6 +239,7 @@ def check_route_command(
         write_model(output, result)
         console.print(f"wrote {output}")
     verdict = "[green]PASSED[/]" if result.passed else "[red]FAILED[/]: " + "; ".join(result.reasons)
+    console.print(f"audio delivery: {result.audio_delivery}", markup=False, highlight=False)
     console.print(f"{model}: {verdict} (on record in {registry})")
     if not result.passed:
         raise typer.Exit(code=1)

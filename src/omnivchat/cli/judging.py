@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from omnivchat.cli._app import RETRY_ATTEMPTS, console, err_console, fail, print_failures
-from omnivchat.cli._options import OnlyJudgeOption, ProgressOption
+from omnivchat.cli._options import BudgetOption, DryRunOption, OnlyJudgeOption, ProgressOption
 from omnivchat.cli.calibrate import calibrate_command
 
 judges_app = typer.Typer(help="Judge studies.", no_args_is_help=True)
@@ -47,6 +48,8 @@ def judge_command(
         int, typer.Option("--max-attempts", min=1, help="Asks per verdict before it is unscored (retries included).")
     ] = RETRY_ATTEMPTS,
     progress: ProgressOption = True,
+    budget: BudgetOption = None,
+    dry_run: DryRunOption = False,
 ) -> None:
     """Grade a run's replies with LLM judges, through the one judge engine, for any benchmark.
 
@@ -55,8 +58,13 @@ def judge_command(
     new; --only-judge runs one judge and a later pass assembles the panel. A verdict that does not parse is asked
     again at most --max-attempts times, then left unscored with its reason. The offline judge 'rule' needs no
     judging pass.
+
+    --dry-run prints the verdict requests a pass would send and their estimated cost, sending nothing. --budget
+    caps the run directory's total spending (the model's requests count too; a judge needs a price in the judges
+    file): verdicts past it are not asked (exit status 3), and a rerun with a larger budget resumes.
     """
     from omnivchat.benchmarks import JudgeOptions, benchmark_of
+    from omnivchat.cli.runs import BUDGET_EXIT, print_dry_run
     from omnivchat.judges import load_judges
 
     benchmark = benchmark_of(run_dir)
@@ -73,16 +81,33 @@ def judge_command(
         output=output,
         max_attempts=max_attempts,
         progress=progress,
+        budget_usd=budget,
+        dry_run=dry_run,
     )
     outcome = benchmark.judge(benchmark.dataset_of(run_dir, bench), run_dir, options)
+    if outcome.dry_run is not None:
+        print_dry_run(outcome.dry_run)
+        return
     for kind, s in outcome.summaries.items():
+        not_sent = f", {s.not_sent} not asked (budget)" if s.not_sent else ""
         console.print(
-            f"{kind}: {s.done}/{s.total} verdicts ({s.reused} stored, {s.attempts} requests sent), {s.failed} unscored"
+            f"{kind}: {s.done}/{s.total} verdicts ({s.reused} stored, {s.attempts} requests sent), "
+            f"{s.failed} unscored{not_sent}; cost {s.cost.describe()}"
         )
         print_failures(s.failures, s.first_errors, title=f"{kind}: unscored verdicts by kind")
     for note in outcome.notes:
         console.print(note, highlight=False, markup=False)
     console.print(f"wrote verdicts under {outcome.where}")
+    stopped = [s for s in outcome.summaries.values() if s.budget is not None and s.budget.stopped]
+    not_sent = sum(s.not_sent for s in outcome.summaries.values())
+    if stopped and not_sent:
+        summaries = list(outcome.summaries.values())
+        message = stopped[0].budget.message(
+            done=sum(s.done for s in summaries), total=sum(s.total for s in summaries), not_sent=not_sent,
+            what="verdicts",
+        )  # fmt: skip
+        err_console.print(f"[bold yellow]{escape(message)}[/]", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=BUDGET_EXIT)
     if not outcome.complete:
         raise typer.Exit(code=1)
 
@@ -227,9 +252,21 @@ def score_command(
     judging: Annotated[
         Path | None, typer.Option("--judging", help="Judging directory of a benchmark that keeps one (SocialOmni).")
     ] = None,
+    asr_wer: Annotated[
+        float | None,
+        typer.Option(
+            "--asr-wer", min=0.0, help="Spoken replies: the ASR's WER for the band (default: the run's measured one)."
+        ),
+    ] = None,
+    asr: Annotated[
+        str | None, typer.Option("--asr", help="Spoken replies: whose transcripts (an ASR id, when several made some).")
+    ] = None,
 ) -> None:
     """Print the paper's Table 1 row: from a run's stored judge verdicts (RUN_DIR), or from a hits file; for a
     run of another benchmark, that benchmark's metrics (RUN_DIR/scores.json is written for reports).
+
+    Spoken replies (eval --reply-audio) are scored from their transcripts (`omnivchat transcribe`), with the ASR
+    error band beside the accuracy, never subtracted from it; one not transcribed is counted and left unscored.
 
     Scores use the gated rubric (Eq. 1). From a run, a reply with a failed request or an incomplete panel is
     unscored and counted apart, never averaged as 0; items never run count against the bench, and such a run is
@@ -273,22 +310,32 @@ def score_command(
         if benchmark.name == "omnivchat":  # its Table 1 row, as the paper prints it
             name, values = score_run(run_dir, bench, judges, panel, aggregate, style_judge, allow_incomplete)
         else:
-            name, values = score_benchmark_run(benchmark, run_dir, judging, allow_incomplete)
+            name, values = score_benchmark_run(benchmark, run_dir, judging, allow_incomplete, asr=asr, asr_wer=asr_wer)
     if output is not None:
         write_text_atomic(output, json.dumps({"bench": name, **values}, indent=2) + "\n")
         console.print(f"wrote {output}")
 
 
 def score_benchmark_run(
-    benchmark: object, run_dir: Path, judging: Path | None, allow_incomplete: bool
+    benchmark: object,
+    run_dir: Path,
+    judging: Path | None,
+    allow_incomplete: bool,
+    *,
+    asr: str | None = None,
+    asr_wer: float | None = None,
 ) -> tuple[str, dict]:
     """Score a run of any benchmark through its protocol: print its metrics, write RUN_DIR/scores.json."""
-    from omnivchat.benchmarks import ScoreOptions
+    from omnivchat.benchmarks import SPOKEN_METRIC, ScoreOptions
 
-    scores = benchmark.score(None, run_dir, ScoreOptions(judging=judging))  # type: ignore[attr-defined]
+    options = ScoreOptions(judging=judging, asr=asr, asr_wer=asr_wer)
+    scores = benchmark.score(None, run_dir, options)  # type: ignore[attr-defined]
     console.print(f"[bold]{benchmark.name}[/] run {run_dir}")  # type: ignore[attr-defined]
     for line in metric_lines(scores.metrics):
         console.print(f"  {line}", highlight=False, markup=False)
+    spoken = scores.metrics.get(SPOKEN_METRIC)
+    if spoken:
+        console.print(f"  {spoken_line(spoken)}", highlight=False, markup=False)
     unscored = [i for i in scores.items if i.score is None]
     console.print(f"{len(scores.items)} items: {len(scores.items) - len(unscored)} scored, {len(unscored)} unscored")
     try:
@@ -300,6 +347,17 @@ def score_benchmark_run(
         if not allow_incomplete:
             raise typer.Exit(code=1)
     return benchmark.name, scores.model_dump(mode="json")  # type: ignore[attr-defined]
+
+
+def spoken_line(spoken: dict) -> str:
+    """The spoken replies' accuracy with the ASR error band beside it, in one line."""
+    accuracy, band = spoken.get("accuracy"), spoken.get("band")
+    head = "spoken replies: accuracy " + ("n/a" if accuracy is None else f"{accuracy:.3f}")
+    if band is None:
+        head += " (ASR band unknown: no WER)"
+    else:
+        head += f" ± {band:.3f} ASR band at WER {spoken['wer']:.3f}, beside the accuracy, never subtracted from it"
+    return f"{head}; WER {spoken.get('wer_source')}; {spoken.get('not transcribed', 0)} not transcribed"
 
 
 def metric_lines(metrics: dict) -> list[str]:

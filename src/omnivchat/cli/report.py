@@ -14,8 +14,9 @@ def report_command(
     run_dirs: Annotated[
         list[Path],
         typer.Argument(
-            help="Scored run directories (scores.json from `omnivchat score RUN_DIR`) and ablation directories "
-            "(ablation.json from `omnivchat ablate`), in the order their rows should appear.",
+            help="Scored run directories (scores.json from `omnivchat score RUN_DIR`), ablation directories "
+            "(ablation.json from `omnivchat ablate`) and comparison files (`omnivchat compare A B -o FILE`), in the "
+            "order their rows should appear.",
             show_default=False,
         ),
     ],
@@ -23,8 +24,9 @@ def report_command(
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
 ) -> None:
     """Write one static HTML report that opens without a server: Table 1 (models as rows), failure counts,
-    per-subcategory bars, the ablation grid with 95% intervals, judge agreement tables where present, and the
-    sha256 of every input file.
+    per-subcategory bars, Table 3 (single-turn subcategories against their multi-turn extensions), the ablation
+    grid with 95% intervals, judge agreement tables where present, paired comparisons of two runs (comparison
+    files given), and the sha256 of every input file.
 
     Hover a number on the page to see the file and key it came from; simulated models are marked as harness checks.
 
@@ -33,7 +35,9 @@ def report_command(
     from omnivchat._files import check_output_file
     from omnivchat.report._build import build_report
 
-    read = [p / name for p in run_dirs for name in ("scores.json", "ablation.json", "agreement.json")]
+    read = [
+        p / name for p in run_dirs for name in ("scores.json", "ablation.json", "agreement.json", "comparison.json")
+    ]
     check_output_file(output, inputs=[*run_dirs, *read], force=force)
     with err_console.status("building the report") as status:  # a ReportError ends the command as one line
         written = build_report(run_dirs, output, status=lambda message: status.update(message))

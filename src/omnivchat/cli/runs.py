@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,11 +11,33 @@ from rich.markup import escape
 from rich.table import Table
 
 from omnivchat.cli._app import RETRY_ATTEMPTS, console, err_console, print_failures
-from omnivchat.cli._options import BenchmarkOption, DataOption, MediaOption, ProgressOption, RouteOptions, route_options
+from omnivchat.cli._options import (
+    BenchmarkOption,
+    BudgetOption,
+    ColumnsOption,
+    DataOption,
+    DryRunOption,
+    MediaOption,
+    ProgressOption,
+    RouteOptions,
+    SplitOption,
+    route_options,
+)
 
 if TYPE_CHECKING:
     from omnivchat.benchmarks import RunOptions, Source
-    from omnivchat.runs import RunSummary
+    from omnivchat.runs import DryRun, RunCost, RunStatus, RunSummary
+
+
+class ReplyFormat(StrEnum):
+    """audio.format of a spoken reply (eval --reply-audio-format)."""
+
+    wav = "wav"
+    pcm16 = "pcm16"
+    mp3 = "mp3"
+    flac = "flac"
+    opus = "opus"
+
 
 runs_app = typer.Typer(help="Inspect run directories.", no_args_is_help=True)
 
@@ -30,6 +53,8 @@ def eval_command(
     route: RouteOptions,
     benchmark: BenchmarkOption = "omnivchat",
     media: MediaOption = None,
+    columns: ColumnsOption = None,
+    split: SplitOption = None,
     tasks: Annotated[
         str | None, typer.Option("--tasks", help="Comma-separated tasks, for a benchmark that has several.")
     ] = None,
@@ -45,14 +70,33 @@ def eval_command(
         int, typer.Option("--max-attempts", min=1, help="Attempts per request, retries included.")
     ] = RETRY_ATTEMPTS,
     progress: ProgressOption = True,
+    budget: BudgetOption = None,
+    dry_run: DryRunOption = False,
+    reply_audio: Annotated[
+        str | None,
+        typer.Option(
+            "--reply-audio",
+            metavar="VOICE",
+            help="Ask for spoken replies too, in this voice (OpenAI: alloy; Qwen-Omni: Cherry; a simulated model: an "
+            "espeak-ng voice, or auto). The audio is kept with each reply; `omnivchat transcribe` then `score`.",
+        ),
+    ] = None,
+    reply_audio_format: Annotated[
+        ReplyFormat,
+        typer.Option("--reply-audio-format", help="audio.format asked (DashScope: wav only; OpenAI streams pcm16)."),
+    ] = ReplyFormat.wav,
 ) -> None:
     """Run a model on a benchmark into a resumable, auditable run directory.
 
     Running the same command again resumes: completed replies are reused, failed items retried, and every earlier
     attempt kept. A run directory made with other inputs (data, clips, prompt, model settings) is refused; one
     made by another omnivchat version resumes, with a warning (request hashes cover what is sent).
+
+    --dry-run prints what would be sent and its estimated cost, sending nothing. With --budget the run stops
+    sending once the next request would pass the budget (exit status 3); a rerun with a larger one resumes.
     """
     from omnivchat.benchmarks import RunOptions, Source
+    from omnivchat.routes import ReplyAudio
 
     summary = run_benchmark(
         benchmark,
@@ -62,14 +106,27 @@ def eval_command(
             tasks=tuple(t.strip() for t in tasks.split(",") if t.strip()) if tasks else None,
             limit=limit,
             prompts=system_prompt,
+            columns=columns,
+            split=split,
         ),
         model,
         output,
         route,
-        RunOptions(system_prompt=system_prompt, concurrency=concurrency, limit=limit),
+        RunOptions(
+            system_prompt=system_prompt,
+            concurrency=concurrency,
+            limit=limit,
+            reply_audio=ReplyAudio(voice=reply_audio, format=reply_audio_format.value) if reply_audio else None,
+        ),
         max_attempts=max_attempts,
         progress=progress,
+        budget=budget,
+        dry_run=dry_run,
     )
+    if summary is None:  # a dry run
+        return
+    if summary.budget is not None and summary.budget.stopped and summary.not_sent:
+        raise typer.Exit(code=BUDGET_EXIT)
     if not summary.complete:
         raise typer.Exit(code=1)
 
@@ -84,19 +141,30 @@ def run_benchmark(
     *,
     max_attempts: int,
     progress: bool,
-) -> RunSummary:
-    """`eval` (and its aliases): load and validate, check the key and the output folder, run, say what happened."""
+    budget: float | None = None,
+    dry_run: bool = False,
+) -> RunSummary | None:
+    """`eval` (and its aliases): load and validate, check the key and the output folder, run, say what happened.
+    A dry run prints its estimate and returns None."""
     from omnivchat._files import check_output_dir
-    from omnivchat.benchmarks import evaluate, get_benchmark
+    from omnivchat.benchmarks import estimate, evaluate, get_benchmark
     from omnivchat.cli.diagnostics import warn_unchecked
     from omnivchat.runs import MANIFEST_FILE, RetryPolicy
 
     benchmark = get_benchmark(name)
     check_output_dir(output, ours=lambda d: (d / MANIFEST_FILE).is_file(), kind="a run directory")
     dataset = benchmark.load(source)
-    the_route = route.route(model)
+    speaker = None
+    if options.reply_audio is not None:  # a simulated model answers aloud with omnivchat's TTS
+        from omnivchat.diagnostics.asr_wer import speak_wav
+
+        speaker = speak_wav
+    the_route = route.route(model, speaker=speaker)
     warn_unchecked(the_route)
     options.sampling = route.sampling()
+    if dry_run:
+        print_dry_run(estimate(benchmark, dataset, the_route, output, options))
+        return None
     summary = evaluate(
         benchmark,
         dataset,
@@ -106,6 +174,7 @@ def run_benchmark(
         options,
         retry=RetryPolicy(max_attempts=max_attempts),
         progress=progress,
+        budget_usd=budget,
     )
     for note in summary.notes:
         err_console.print(f"[yellow]warning:[/] {note}", highlight=False)
@@ -115,15 +184,38 @@ def run_benchmark(
         f"({summary.reused} reused), {summary.failed} failed, {summary.attempts} requests sent"
     )
     print_failures(summary.failures, summary.first_errors)
+    print_cost(summary)
     if the_route.settings.route == "sim":
         console.print("[yellow]simulated model: this run checks the harness, it says nothing about a real model[/]")
     console.print(f"wrote {output / 'manifest.json'} and {output / 'store.sqlite'}")
     return summary
 
 
+BUDGET_EXIT = 3
+"""Exit status of a command stopped by its --budget (1: failed or missing items; 2: an error)."""
+
+
+def print_dry_run(dry: DryRun) -> None:
+    """A dry run's estimate, line by line (nothing was sent)."""
+    for line in dry.lines():
+        console.print(line, markup=False, highlight=False)
+
+
+def print_cost(summary: RunSummary, what: str = "items") -> None:
+    """This invocation's cost and, when a budget stopped it, the budget's message (on stderr)."""
+    console.print(f"cost of this invocation: {summary.cost.describe()}", markup=False, highlight=False)
+    budget = summary.budget
+    if budget is not None and budget.stopped and summary.not_sent:
+        message = budget.message(done=summary.done, total=summary.total, not_sent=summary.not_sent, what=what)
+        err_console.print(f"[bold yellow]{escape(message)}[/]", highlight=False, soft_wrap=True)
+
+
 @runs_app.command("show")
 def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]) -> None:
-    """Counts by status and failure kind, attempts, tokens and cost fields when the server reported them.
+    """Counts by status and failure kind, attempts, tokens, and the cost (in all and per kind of request, from each
+    attempt's usage at the model's price; attempts of unknown cost counted apart: docs/costs.md); attempts
+    and failures per replica of a replica set; the model names and system fingerprints the servers reported, with a
+    warning when they changed during the run.
 
     Reads any run directory (an omnivchat run, a SocialOmni run or its judging directory) without changing it:
     while it is being written (the writer's pid is shown), and on read-only storage.
@@ -181,6 +273,44 @@ def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]
         if values:
             line = f"{title}: " + ", ".join(f"{k} {v}" for k, v in sorted(values.items()))
             console.print(line, markup=False, highlight=False)
+    if status.cost is not None:
+        print_run_cost(status.cost, writing=status.writer is not None)
+    print_served(status)
+
+
+def print_served(status: RunStatus) -> None:
+    """Per replica, the attempts it took and how many failed; per kind of request, what the servers said they
+    served (model name, system_fingerprint); a warning when that changed during the run."""
+    from omnivchat.runs import served_changes
+
+    for replica, outcomes in status.replicas.items():
+        failed = outcomes.get("failed", 0)
+        line = f"Replica {replica}: {sum(outcomes.values())} attempts, {failed} failed"
+        if outcomes.get("interrupted"):
+            line += f", {outcomes['interrupted']} in flight or interrupted"
+        console.print(line, markup=False, highlight=False)
+    for kind, entries in status.served.items():
+        console.print(f"Served ({kind}): " + "; ".join(e.describe() for e in entries), markup=False, highlight=False)
+    for line in served_changes(status.served):
+        err_console.print(f"warning: {line}", markup=False, highlight=False)
+
+
+def print_run_cost(cost: RunCost, *, writing: bool = False) -> None:
+    """A run's cost in all and per kind of request (per task, per judge): a known total, and the attempts whose
+    cost is unknown counted apart with their reason (never as $0)."""
+    from omnivchat.runs import CostTotals
+
+    def shown(totals: CostTotals) -> str:
+        if writing and "interrupted" in totals.unknown:  # an attempt without an outcome may be in flight now
+            unknown = dict(totals.unknown)
+            unknown["in flight or interrupted"] = unknown.pop("interrupted")
+            totals = totals.model_copy(update={"unknown": unknown})
+        return totals.describe()
+
+    console.print(f"Cost: {shown(cost.total)}", markup=False, highlight=False)
+    if len(cost.by_kind) > 1:
+        for kind, totals in sorted(cost.by_kind.items()):
+            console.print(f"  {kind}: {shown(totals)}", markup=False, highlight=False)
 
 
 def export_command(

@@ -106,8 +106,8 @@ def evaluate_command(
     chosen = [t.strip() for t in tasks.split(",") if t.strip()]
     if not chosen or any(t not in ("who", "when", "how") for t in chosen):
         raise fail("--tasks takes who, when and how")
-    if route.base_url is None and os.environ.get("OPENAI_API_BASE"):
-        route = dataclasses.replace(route, base_url=os.environ["OPENAI_API_BASE"])
+    if not route.base_url and route.endpoints is None and os.environ.get("OPENAI_API_BASE"):
+        route = dataclasses.replace(route, base_url=[os.environ["OPENAI_API_BASE"]])
     source = Source(data=annotations, media=media, tasks=tuple(chosen), limit=limit, prompts=prompt_cards)
     options = RunOptions(concurrency=concurrency, limit=limit)
     run_benchmark("socialomni", source, model, output, route, options, max_attempts=RETRY_ATTEMPTS, progress=progress)

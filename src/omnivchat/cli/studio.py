@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from omnivchat.cli._app import console, err_console, fail
-from omnivchat.cli._options import ProgressOption
+from omnivchat.cli._options import BudgetOption, ProgressOption
 from omnivchat.cli.studio_import import import_command
 from omnivchat.cli.studio_inspect import inspect_command
 
@@ -52,11 +52,16 @@ def studio_run_command(
     seed: Annotated[int, typer.Option("--seed", help="Seeds sampling, scenes and injected defects.")] = 0,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Instances synthesized at once.")] = 2,
     progress: ProgressOption = True,
+    budget: BudgetOption = None,
 ) -> None:
     """Synthesize N instances of each subcategory: attribute and corpus sampling (Eq. 7), the single-turn
     (modules 0-14) or multi-turn (a-n) state machine with bounded repair, tail repair, and a bench directory that
     `omnivchat validate` accepts. Rerun the same command to resume; a finished one adds nothing. Every instance's
-    trace (accepted or discarded, with its reason) is kept: see `omnivchat studio trace`."""
+    trace (accepted or discarded, with its reason) is kept: see `omnivchat studio trace`.
+
+    --budget caps what the synthesis spends in all (agent calls and renders; every agent needs a price): an
+    instance whose next call would pass it stops, not run (exit status 3), and a rerun with a larger budget
+    resumes it. (No --dry-run: how many calls an instance needs depends on its answers.)"""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from omnivchat.studio.backends import make_agents
@@ -97,6 +102,7 @@ def studio_run_command(
             concurrency=concurrency,
             on_start=on_start,
             on_done=on_done,
+            budget_usd=budget,
         )
     ended = summary.accepted + sum(summary.discarded.values())
     console.print(
@@ -120,14 +126,26 @@ def studio_run_command(
             f"per accepted instance: {per} calls; render cost ${summary.cost_usd / summary.accepted:.4f} "
             f"(${summary.cost_usd:.4f} in all, discarded runs included{unpriced})"
         )
+    if summary.call_cost is not None:
+        console.print(f"cost of this invocation's agent calls: {summary.call_cost.describe()}", markup=False)
+    stopped = summary.budget is not None and summary.budget.stopped and summary.not_run
+    if stopped:
+        ended = summary.accepted + sum(summary.discarded.values())
+        message = summary.budget.message(
+            done=ended, total=ended + len(summary.not_run) + len(summary.failed), not_sent=len(summary.not_run),
+            what="instances",
+        )  # fmt: skip
+        err_console.print(f"[bold yellow]{escape(message)}[/]", highlight=False, soft_wrap=True)
     if summary.failed:
         for instance_id, message in sorted(summary.failed.items())[:5]:
             err_console.print(f"[red]failed[/] {instance_id}: {escape(message)}")
         err_console.print(f"{len(summary.failed)} instance(s) stopped by an error: rerun the same command to resume")
     if summary.bench is None:
         err_console.print(f"no instance was accepted: no bench written (traces under {output / 'studio' / 'traces'})")
-        raise typer.Exit(code=1)
+        raise typer.Exit(code=3 if stopped else 1)
     console.print(f"wrote {output} (bench.yaml, instances.jsonl, media/; traces under {output / 'studio' / 'traces'})")
+    if stopped:
+        raise typer.Exit(code=3)
     if summary.failed:
         raise typer.Exit(code=1)
 

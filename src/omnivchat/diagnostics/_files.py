@@ -139,13 +139,26 @@ class RouteCheckRecord(FileModel):
     error_kind: str | None = None
     error: str | None = None
     response_model: str | None = None
+    system_fingerprint: str | None = None
+    """The server's system_fingerprint, when it sent one."""
+    replica: str | None = None
+    """The replica that answered, for a replica set."""
     delivered: dict[str, Any] | None = None
     """What the route delivered (``audio``: the clip's audio track went with the request)."""
     answer: str | None = None
     """The model's answer (None: the request failed)."""
     recovered: Recovered | None = None
 
-    omit_when_none = ("request_sha256", "error_kind", "error", "response_model", "delivered", "recovered")
+    omit_when_none = (
+        "request_sha256",
+        "error_kind",
+        "error",
+        "response_model",
+        "system_fingerprint",
+        "replica",
+        "delivered",
+        "recovered",
+    )
 
 
 class ExpectedAudio(FileModel):
@@ -166,6 +179,9 @@ class RouteCheck(FileModel):
     settings_sha256: str | None = None
     """The hash of the route's resolved settings (no base URL): what a passing check on record is matched by."""
     settings: dict[str, Any] = Field(default_factory=dict)
+    audio_delivery: str | None = None
+    """How the clip's audio was sent (``in-video (mm_processor_kwargs.use_audio_in_video)``, ``separate (input_audio
+    WAV part)``...): what a pass proves works for this server (None in checks made before it was recorded)."""
     expected_audio: ExpectedAudio | None = None
     prompt: str | None = None
     sampling: dict[str, Any] = Field(default_factory=dict)

@@ -18,7 +18,7 @@ from typing import Any
 
 from omnivchat._canonical import sha256_json
 from omnivchat.diagnostics._files import ROUTE_CHECK_SCHEMA, ROUTE_CHECKS_FILE, RouteCheck
-from omnivchat.routes import ChatRequest, Route, RouteError, Sampling, SimOracle
+from omnivchat.routes import ChatRequest, Route, RouteError, Sampling, SimOracle, describe_delivery
 
 PASSWORD = "copper meadow"
 NUMBER = 53
@@ -81,11 +81,14 @@ async def _ask(route: Route, clip: Path, control: str, sampling: Sampling) -> di
         record["request_sha256"] = prepared.key
         response = await route.send(prepared)
     except RouteError as err:
-        return {**record, "http_status": err.http_status, "error_kind": err.kind, "error": err.message, "answer": None}
+        failed = {"http_status": err.http_status, "error_kind": err.kind, "error": err.message, "answer": None}
+        return {**record, **failed, "replica": err.replica}
     return {
         **record,
         "http_status": response.http_status,
         "response_model": response.model,
+        "system_fingerprint": response.system_fingerprint,
+        "replica": response.replica,
         "delivered": response.delivered.model_dump(mode="json"),
         "answer": response.text,
         "recovered": judge_answer(response.text),
@@ -99,7 +102,10 @@ def _audible_failure(record: dict[str, Any]) -> str:
     if delivered.get("audio") is False:
         return "audio missing: the route did not deliver the clip's audio track (see --audio-delivery)"
     if _NO_AUDIO.search(record["answer"] or ""):
-        return "audio missing: the model says it heard no speech in the audible clip (the route may drop the track)"
+        return (
+            "audio missing: the model says it heard no speech in the audible clip (the route may drop the track: "
+            "with --audio-delivery in-video, try --audio-delivery separate)"
+        )
     missing = [name for name in ("password", "number") if not record["recovered"][name]]
     return (
         f"answer wrong: the audible answer does not give the spoken {' and '.join(missing)}, and does not say the "
@@ -152,6 +158,7 @@ def run_route_check(route: Route, sampling: Sampling | None = None) -> RouteChec
             "endpoint": route.endpoint,
             "settings_sha256": sha256_json(settings),
             "settings": settings,
+            "audio_delivery": describe_delivery(route.settings),
             "expected_audio": {"password": PASSWORD, "number": NUMBER, "spoken": SPOKEN},
             "prompt": PROMPT,
             "sampling": used.model_dump(),

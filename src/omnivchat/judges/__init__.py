@@ -1,8 +1,17 @@
 """Judges: rubric and style grading with LLM judges and panels, the offline rule judge, verdict parsing."""
 
-from omnivchat.judges._calibration import CalibrationError, Perturbation, calibrate, calibrate_async, perturb, wilson
+from omnivchat.judges._calibration import CalibrationError, Director, calibrate, calibrate_async, wilson
 from omnivchat.judges._config import RULE_JUDGE, JudgesConfig, JudgesFileError, JudgeSpec, load_judges
-from omnivchat.judges._engine import Job, VerdictTask, ask, hits_schema, judge_route, response_format, stored_verdict
+from omnivchat.judges._engine import (
+    Job,
+    VerdictTask,
+    ask,
+    estimate_jobs,
+    hits_schema,
+    judge_route,
+    response_format,
+    stored_verdict,
+)
 from omnivchat.judges._files import (
     BENCHMARK_SCORES_SCHEMA,
     SCORES_FILE,
@@ -16,13 +25,15 @@ from omnivchat.judges._files import (
     read_scores,
     scores_from_json,
 )
+from omnivchat.judges._perturb import Perturbation, Target, change_numbers, director_targets, perturb, verify_proposal
 from omnivchat.judges._requests import STYLE_REQUIREMENTS, JudgePrompts, aliases_for, rubric_request, style_request
-from omnivchat.judges._rule import check_holds, rule_verdict
+from omnivchat.judges._rule import check_holds, rule_style_verdict, rule_verdict, written_form
 from omnivchat.judges._run import (
     ItemScore,
     JudgeReport,
     collect_judgments,
     collect_scores,
+    estimate_judging,
     judge_run,
     judge_run_async,
     panel_hits_majority,
@@ -41,6 +52,7 @@ __all__ = [
     "BenchName",
     "BenchmarkScores",
     "CalibrationError",
+    "Director",
     "ItemResult",
     "ItemScore",
     "Job",
@@ -54,15 +66,20 @@ __all__ = [
     "Perturbation",
     "ScoreRecord",
     "Scores",
+    "Target",
     "VerdictTask",
     "agreement_report",
     "aliases_for",
     "ask",
     "calibrate",
     "calibrate_async",
+    "change_numbers",
     "check_holds",
     "collect_judgments",
     "collect_scores",
+    "director_targets",
+    "estimate_jobs",
+    "estimate_judging",
     "hits_schema",
     "item_records",
     "judge_route",
@@ -76,15 +93,18 @@ __all__ = [
     "render_agreement",
     "response_format",
     "rubric_request",
+    "rule_style_verdict",
     "rule_verdict",
     "run_bench",
     "scores_from_json",
     "stored_verdict",
     "style_request",
+    "verify_proposal",
     "wilson",
     "write_benchmark_scores",
     "write_scores",
     "write_scores_file",
+    "written_form",
 ]
 
 # The agreement study needs scipy (seconds to import): loaded when first used, not with every judge.

@@ -10,6 +10,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from omnivchat._files import InputError, loads_json, read_text
 from omnivchat.errors import OmnivchatError
+from omnivchat.routes import Price
 
 RULE_JUDGE = "rule"  # the offline rule judge: always available, needs no file entry
 
@@ -48,11 +49,16 @@ class JudgeSpec(BaseModel):
         description="This judge re-grades as judge NAME did (give it e.g. a seed in extra): the "
         "agreement study reports it as NAME's repeat run.",
     )
+    price: Price | None = Field(
+        default=None,
+        description="USD per million tokens ({input_per_mtok, output_per_mtok}); default: the model's route "
+        "defaults, else cost unknown (docs/costs.md).",
+    )
 
     def identity(self) -> dict[str, Any]:
-        """What decides this judge's verdicts (endpoint and key variable excluded). Fields added later are left
-        out at their defaults, so a run judged before they existed keeps its judge."""
-        data = self.model_dump(exclude={"base_url", "api_key_env", "max_concurrency"})
+        """What decides this judge's verdicts (endpoint, key variable, concurrency and price excluded). Fields added
+        later are left out at their defaults, so a run judged before they existed keeps its judge."""
+        data = self.model_dump(exclude={"base_url", "api_key_env", "max_concurrency", "price"})
         for name in _LATER_FIELDS:
             if data[name] == type(self).model_fields[name].default:
                 del data[name]

@@ -18,7 +18,8 @@ from typing import Any, Generic, TypeVar
 from omnivchat.judges._config import JudgeSpec
 from omnivchat.routes import ChatRequest, ChatResponse, CredentialError, Route, get_route, resolve_api_key
 from omnivchat.routes import resolve_settings as _resolve_settings
-from omnivchat.runs import RetryPolicy, Runner, RunStore, RunSummary
+from omnivchat.runs import Budget, DryRun, RetryPolicy, Runner, RunStore, RunSummary, check_priced, tally
+from omnivchat.runs._estimate import estimate_requests
 
 V = TypeVar("V", covariant=True)  # a task of one verdict type is a task of any wider one
 
@@ -103,7 +104,21 @@ def judge_route(spec: JudgeSpec, *, thinking_off_by_default: bool = True) -> Rou
         reasoning_effort=spec.reasoning_effort,
         max_concurrency=spec.max_concurrency,
         extra_body=spec.extra or None,
+        price=spec.price.model_dump() if spec.price is not None else None,
     )
+
+
+def check_judges_priced(specs: Sequence[JudgeSpec]) -> None:
+    """Refuse a budget when a judge has no price (the judges file's, else its model's route defaults), before
+    anything is written or sent."""
+    from omnivchat.runs import BudgetError
+
+    for spec in specs:
+        if spec.price is None and _resolve_settings(spec.model).price is None:
+            raise BudgetError(
+                f"--budget needs a price for {spec.model} (judge {spec.name!r}: give it a price in the judges "
+                "file), and it has none (docs/costs.md)"
+            )
 
 
 @dataclass
@@ -123,14 +138,24 @@ async def ask(
     max_attempts: int = RetryPolicy.max_attempts,
     progress: bool = True,
     thinking_off_by_default: bool = True,
+    budget_usd: float | None = None,
 ) -> dict[str, RunSummary]:
     """Send every missing verdict of every job concurrently (each judge at its own concurrency); stored ones are
     reused. Returns a summary per store kind. Every route is made, and every key checked, before anything is
-    sent."""
+    sent.
+
+    ``budget_usd``: the run directory's total spending limit, shared by every judge (what the store spent before
+    counts; see :mod:`omnivchat.runs._budget`): verdicts past it are not asked (each summary's ``not_sent``)."""
     prepared = []
     for job in jobs:
         route = judge_route(job.spec, thinking_off_by_default=thinking_off_by_default)
         prepared.append((job, route))
+    budget = None
+    if budget_usd is not None:
+        budget = Budget(budget_usd)
+        for job, route in prepared:
+            check_priced(route, f" (judge {job.spec.name!r}: give it a price in the judges file)")
+        budget.before = tally(store.cost_rows()).total
     summaries: dict[str, RunSummary] = {}
 
     async def one(job: Job, route: Route) -> None:
@@ -152,8 +177,9 @@ async def ask(
             retry=RetryPolicy(max_attempts=max_attempts),
             kind=kind,
             accept=accept,
+            budget=budget,
         )
-        summary = summaries[kind] = RunSummary(run_dir=run_dir, total=len(job.items))
+        summary = summaries[kind] = RunSummary(run_dir=run_dir, total=len(job.items), budget=budget)
         try:
             await runner.run_all([(build(i), {}) for i in job.items], summary, progress=progress, label=kind)
         finally:
@@ -161,6 +187,31 @@ async def ask(
 
     await asyncio.gather(*(one(job, route) for job, route in prepared))
     return summaries
+
+
+async def estimate_jobs(store: RunStore | None, jobs: Sequence[Job], *, thinking_off_by_default: bool = True) -> DryRun:
+    """The dry run of :func:`ask`: every verdict request built and prepared, those the store answered before left
+    out, the rest counted with their estimated cost (each judge at its own price); nothing is sent."""
+    total: DryRun | None = None
+    for job in jobs:
+        route = judge_route(job.spec, thinking_off_by_default=thinking_off_by_default)
+        try:
+            requests = []
+            for item_id in job.items:
+                request = job.task.request(item_id, job.spec)
+                schema = job.task.schema(item_id) if job.task.schema else None
+                form = response_format(job.spec, route.settings.route, schema)
+                requests.append(request if form is None else request.model_copy(update={"response_format": form}))
+            dry = await estimate_requests(route, requests, store=store)
+        finally:
+            await route.aclose()
+        dry.model = job.task.store_kind(job.spec.name)
+        if total is None:
+            total = dry
+        else:
+            total.merge(dry)
+            total.model = "judges"
+    return total or DryRun(model="judges")
 
 
 def stored_verdict(store: RunStore, task: VerdictTask[V], judge: str, item_id: str) -> tuple[V | None, str]:

@@ -13,7 +13,15 @@ from typing import Any
 from omnivchat._canonical import sha256_text
 from omnivchat.bench import Bench, Instance, load_bench
 from omnivchat.judges._config import RULE_JUDGE, Aggregate, JudgesConfig, JudgeSpec
-from omnivchat.judges._engine import Job, VerdictTask, ask, hits_schema, stored_verdict
+from omnivchat.judges._engine import (
+    Job,
+    VerdictTask,
+    ask,
+    check_judges_priced,
+    estimate_jobs,
+    hits_schema,
+    stored_verdict,
+)
 from omnivchat.judges._requests import STYLE_REQUIREMENTS, JudgePrompts, aliases_for, rubric_request, style_request
 from omnivchat.judges._rule import rule_verdict
 from omnivchat.judges._verdict import parse_verdict
@@ -23,11 +31,14 @@ from omnivchat.routes import (
 from omnivchat.runs import (
     CANDIDATE,
     STORE_FILE,
+    Budget,
+    DryRun,
     RetryPolicy,
     RunError,
     RunStore,
     RunSummary,
     load_manifest,
+    tally,
     writes_run_dir,
 )
 from omnivchat.runs._manifest import bench_identity
@@ -133,6 +144,56 @@ class JudgeReport:
     not_run: int = 0  # bench items the run never ran: nothing to judge, and the run is incomplete
 
 
+def _specs(config: JudgesConfig, judges: list[str], style_judge: str | None) -> tuple[list[str], list[JudgeSpec]]:
+    names = [j for j in judges if j != RULE_JUDGE]
+    unknown = [j for j in [*names, *([style_judge] if style_judge else [])] if j not in config.judges]
+    if unknown:
+        raise RunError(f"judges not in the judges file: {', '.join(unknown)}")
+    return names, [config.judges[n] for n in dict.fromkeys([*names, *([style_judge] if style_judge else [])])]
+
+
+def _jobs(
+    store: RunStore,
+    model_id: str,
+    bench: Bench,
+    names: list[str],
+    specs: list[JudgeSpec],
+    report: JudgeReport,
+    *,
+    prompts: JudgePrompts,
+    style_judge: str | None,
+    aliases: list[str] | None,
+) -> list[Job]:
+    """The verdict jobs for the run's non-empty replies; counts what is not judged in ``report``."""
+    by_id = {i.id: i for i in bench.instances}
+    replies = candidate_replies(store)
+    report.not_run = sum(1 for i in bench.instances if i.id not in replies)
+    todo: list[tuple[Instance, str]] = []
+    for item_id, reply in replies.items():
+        if reply is None:
+            report.failed_candidates += 1
+        elif is_empty_reply(reply):
+            report.empty_replies += 1  # scored 0 without being judged
+        else:
+            todo.append((by_id[item_id], reply))
+    model_aliases = aliases_for(model_id, aliases)
+    replies_of = {i.id: r for i, r in todo}
+    ids = [i.id for i, _ in todo]
+
+    def rubric_for(item_id: str, spec: JudgeSpec) -> ChatRequest:
+        instance = by_id[item_id]
+        reply = replies_of[item_id]
+        return rubric_request(instance, reply, model_id=model_id, aliases=model_aliases, prompts=prompts, spec=spec)
+
+    def style_for(item_id: str, spec: JudgeSpec) -> ChatRequest:
+        return style_request(by_id[item_id], replies_of[item_id], prompts=prompts, spec=spec)
+
+    rubric, style = rubric_task(by_id, rubric_for), style_task(style_for)
+    jobs = [Job(spec, rubric, ids) for spec in specs if spec.name in names]
+    jobs += [Job(spec, style, ids) for spec in specs if spec.name == style_judge]
+    return jobs
+
+
 @writes_run_dir("run_dir", "judge")  # verdicts and judges.json go into the run directory: one writer at a time
 async def judge_run_async(
     run_dir: str | Path,
@@ -145,54 +206,66 @@ async def judge_run_async(
     aliases: list[str] | None = None,
     max_attempts: int = RetryPolicy.max_attempts,  # the same default as a model request
     progress: bool = True,
+    budget_usd: float | None = None,
 ) -> JudgeReport:
     """Send every missing rubric verdict (and style check) for the run's non-empty replies; reuse stored ones.
 
     An unparseable verdict is retried up to ``max_attempts`` times, then left failed: "unscored" downstream.
+    ``budget_usd``: the run directory's total spending limit (the model's requests and every judge's count).
     """
     run_dir = Path(run_dir)
     prompts = prompts or JudgePrompts()
     manifest = load_manifest(run_dir)
-    model_id = manifest.route.model
-    names = [j for j in judges if j != RULE_JUDGE]
-    unknown = [j for j in [*names, *([style_judge] if style_judge else [])] if j not in config.judges]
-    if unknown:
-        raise RunError(f"judges not in the judges file: {', '.join(unknown)}")
-    specs = [config.judges[n] for n in dict.fromkeys([*names, *([style_judge] if style_judge else [])])]
-    by_id = {i.id: i for i in bench.instances}
+    names, specs = _specs(config, judges, style_judge)
+    if budget_usd is not None:
+        Budget(budget_usd)  # a positive amount
+        check_judges_priced(specs)  # before judges.json changes
     report = JudgeReport()
     store = RunStore(run_dir / STORE_FILE)  # a damaged store stops here, before judges.json changes
     try:
         _record_identities(run_dir, specs, prompts)
-        replies = candidate_replies(store)
-        report.not_run = sum(1 for i in bench.instances if i.id not in replies)
-        todo: list[tuple[Instance, str]] = []
-        for item_id, reply in replies.items():
-            if reply is None:
-                report.failed_candidates += 1
-            elif is_empty_reply(reply):
-                report.empty_replies += 1  # scored 0 without being judged
-            else:
-                todo.append((by_id[item_id], reply))
-        model_aliases = aliases_for(model_id, aliases)
-        replies_of = {i.id: r for i, r in todo}
-        ids = [i.id for i, _ in todo]
-
-        def rubric_for(item_id: str, spec: JudgeSpec) -> ChatRequest:
-            instance = by_id[item_id]
-            reply = replies_of[item_id]
-            return rubric_request(instance, reply, model_id=model_id, aliases=model_aliases, prompts=prompts, spec=spec)
-
-        def style_for(item_id: str, spec: JudgeSpec) -> ChatRequest:
-            return style_request(by_id[item_id], replies_of[item_id], prompts=prompts, spec=spec)
-
-        rubric, style = rubric_task(by_id, rubric_for), style_task(style_for)
-        jobs = [Job(spec, rubric, ids) for spec in specs if spec.name in names]
-        jobs += [Job(spec, style, ids) for spec in specs if spec.name == style_judge]
-        report.summaries = await ask(store, jobs, run_dir=run_dir, max_attempts=max_attempts, progress=progress)
+        jobs = _jobs(
+            store, manifest.route.model, bench, names, specs, report,
+            prompts=prompts, style_judge=style_judge, aliases=aliases,
+        )  # fmt: skip
+        report.summaries = await ask(
+            store, jobs, run_dir=run_dir, max_attempts=max_attempts, progress=progress, budget_usd=budget_usd
+        )
     finally:
         store.close()
     return report
+
+
+async def estimate_judging_async(
+    run_dir: str | Path,
+    bench: Bench,
+    config: JudgesConfig,
+    judges: list[str],
+    *,
+    prompts: JudgePrompts | None = None,
+    style_judge: str | None = None,
+    aliases: list[str] | None = None,
+) -> tuple[JudgeReport, DryRun]:
+    """The dry run of :func:`judge_run_async`: the verdict requests it would send and their estimated cost (each
+    judge at its price); nothing is sent, and nothing is written (the store is read read-only)."""
+    run_dir = Path(run_dir)
+    prompts = prompts or JudgePrompts()
+    manifest = load_manifest(run_dir)
+    names, specs = _specs(config, judges, style_judge)
+    report = JudgeReport()
+    with RunStore(run_dir / STORE_FILE, read_only=True) as store:
+        jobs = _jobs(
+            store, manifest.route.model, bench, names, specs, report,
+            prompts=prompts, style_judge=style_judge, aliases=aliases,
+        )  # fmt: skip
+        dry = await estimate_jobs(store, jobs)
+        dry.spent = tally(store.cost_rows())
+    return report, dry
+
+
+def estimate_judging(*args: Any, **kwargs: Any) -> tuple[JudgeReport, DryRun]:
+    """Synchronous :func:`estimate_judging_async`."""
+    return asyncio.run(estimate_judging_async(*args, **kwargs))
 
 
 def judge_run(*args: Any, **kwargs: Any) -> JudgeReport:

@@ -3,6 +3,7 @@
 - ``probe(path)`` -> :class:`MediaInfo` (duration, streams, has_audio / has_video, size, fps, codecs, energy).
 - Derived clips, cached by source content + operation + parameters + ffmpeg build: ``trim``, ``strip_audio``,
   ``mute_audio``, ``blank_video``, ``freeze_video``, ``export_audio``, ``fit_for_route``.
+- One clip from media released apart (a video and its audio files, or images and audio files): ``compose_clip``.
 - Decoding to numpy: ``extract_audio`` (mono float32; ``extract_audio_with_rate`` also returns the rate),
   ``sample_frames``.
 - ``to_data_url``, ``content_hash``, ``resolve_media_path``, ``batch``; ``ClipChecker`` (every clip of a bench).
@@ -23,6 +24,7 @@ from omnivchat.media._ffmpeg import MediaError, ffmpeg_exe
 
 if TYPE_CHECKING:
     from omnivchat.media._cache import cache_dir, content_hash
+    from omnivchat.media._compose import Composed, compose_clip
     from omnivchat.media._dataurl import mime_type, to_data_url
     from omnivchat.media._decode import (
         FrameSample,
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     "cache_dir": "_cache",
     "ClipChecker": "_clips",
+    "Composed": "_compose",
+    "compose_clip": "_compose",
     "content_hash": "_cache",
     "mime_type": "_dataurl",
     "to_data_url": "_dataurl",
@@ -76,6 +80,7 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "BatchItem",
     "ClipChecker",
+    "Composed",
     "FrameSample",
     "MediaError",
     "MediaInfo",
@@ -86,6 +91,7 @@ __all__ = [
     "blank_video",
     "cache_dir",
     "cached_probe",
+    "compose_clip",
     "content_hash",
     "export_audio",
     "extract_audio",

@@ -20,7 +20,15 @@ from urllib.parse import quote
 
 from omnivchat._files import write_text_atomic
 from omnivchat.diagnostics import SelfCheckRecord
-from omnivchat.report._inputs import Ablation, BenchmarkRun, InputFile, Inputs, ScoredRun, load_inputs
+from omnivchat.report._inputs import (
+    Ablation,
+    BenchmarkRun,
+    Comparison,
+    InputFile,
+    Inputs,
+    ScoredRun,
+    load_inputs,
+)
 
 TEMPLATE = "template.html.j2"
 SIMULATED_LABEL = "simulated (harness check)"
@@ -175,6 +183,35 @@ def _failures(runs: list[ScoredRun]) -> list[dict[str, Any]]:
                 "ref": f.ref,
             }
         )
+    return out
+
+
+def _costs(runs: list[ScoredRun]) -> list[dict[str, Any]]:
+    """Per run with a store: the known cost, the attempts priced and those of unknown cost (with why), per kind of
+    request (the model's, each judge's); an unknown cost is never shown as $0."""
+    from omnivchat.runs import money
+
+    out = []
+    for run in runs:
+        if run.cost is None or run.cost_file is None:
+            continue
+        where = f"{_src(run.cost_file)} → attempt_costs"
+        rows = []
+        for kind, totals in [("all", run.cost.total), *sorted(run.cost.by_kind.items())]:
+            unknown = ", ".join(f"{why}: {n}" for why, n in sorted(totals.unknown.items())) or "none"
+            spent = money(totals.spent_usd) if totals.priced else "cost unknown"
+            rows.append(
+                {
+                    "kind": kind,
+                    "spent": Cell(
+                        spent, f"{where} (sum of {totals.priced} priced attempts)", "" if totals.priced else "null"
+                    ),
+                    "attempts": totals.attempts,
+                    "priced": totals.priced,
+                    "unknown": unknown,
+                }
+            )
+        out.append({"model": run.label, "simulated": run.simulated, "rows": rows, "ref": run.cost_file.ref})
     return out
 
 
@@ -433,6 +470,169 @@ def _agreement(run: ScoredRun) -> dict[str, Any]:
     }
 
 
+def _side_cells(side: Any, f: InputFile, key: str) -> list[Cell]:
+    """Mean, its SE and "scored / items" of one side of a Table 3 row; a gap says why ("n/a (no items)")."""
+    where = f"{_src(f)} → {key}"
+    if side.mean is None:
+        why = "no items" if side.n_items == 0 else f"0 of {side.n_items} scored"
+        mean = Cell(f"n/a ({why})", f"{side.note} ({where})", "null")
+    else:
+        mean = num(side.mean, f, f"{key}: pooled mean of {side.n_scored} scored items")
+    if side.se is None:
+        se = Cell("n/a" if side.mean is None else f"n/a (n={side.n_scored})", f"no standard error ({where})", "null")
+    else:
+        se = num(side.se, f, f"{key}: SD / sqrt({side.n_scored})")
+    return [mean, se, Cell(f"{side.n_scored} / {side.n_items}", f"scored / items ({where})", "num")]
+
+
+def _stat_cell(value: float | None, note: str | None, f: InputFile, key: str, digits: int = 3) -> Cell:
+    """A statistic, or "n/a (n=2)" (its note) where it is undefined: never a number standing in for nothing."""
+    if value is None:
+        return Cell(note or "n/a", f"{note or 'undefined'} ({_src(f)} → {key})", "null")
+    return num(value, f, key, digits=digits)
+
+
+def _p_cell(value: float | None, note: str | None, f: InputFile, key: str) -> Cell:
+    if value is not None and 0 < value < 0.001:
+        return Cell(f"{value:.1e}", f"{_src(f)} → {key} = {value!r}", "num")
+    return _stat_cell(value, note, f, key)
+
+
+def _table3(runs: list[ScoredRun]) -> list[dict[str, Any]]:
+    """Table 3 (Appendix D.4) per run: each single-turn subcategory against its multi-turn extension, from the
+    synthetic items of its scores.json (as Table 1's Single / Multi), with the statistics across the pairs."""
+    from omnivchat.bench import resolve_subcategory
+    from omnivchat.scoring import table3
+
+    out = []
+    for run in runs:
+        f = run.scores_file
+        records = []
+        for item in run.items:
+            if item.source != "synthetic":
+                continue
+            try:
+                records.append((resolve_subcategory(item.subcategory).code, item.score))
+            except KeyError:
+                continue  # not in the taxonomy: the Subcategories table leaves it out too
+        t3 = table3(records)
+        rows = []
+        for r in t3.rows:
+            single, multi = " and ".join(r.single.subcategories), r.multi.subcategories[0]
+            key = f"items[subcategory in {'/'.join(r.single.subcategories)} | {multi}].score"
+            gap = (
+                num(r.gap, f, f"{key}: multi − single")
+                if r.gap is not None
+                else Cell("n/a", f"{r.note} ({_src(f)} → {key})", "null")
+            )
+            gap_se = _stat_cell(r.gap_se, "n/a", f, f"{key}: sqrt(SE_single² + SE_multi²)")
+            if r.gap_se is None and r.gap is not None:
+                gap_se = Cell("n/a (n=1)", f"{r.note} ({_src(f)} → {key})", "null")
+            within = Cell("—" if r.within_se is None else ("yes" if r.within_se else "no"), "|gap| <= SE(gap)", "")
+            rows.append(
+                {
+                    "single": single,
+                    "multi": multi,
+                    "cells": [
+                        *_side_cells(r.single, f, f"items[subcategory in {'/'.join(r.single.subcategories)}].score"),
+                        *_side_cells(r.multi, f, f"items[subcategory={multi}].score"),
+                        gap,
+                        gap_se,
+                        within,
+                    ],
+                    "missing": r.gap is None,
+                }
+            )
+        key = "items.score (synthetic), per extension pair"
+        t = t3.t_test
+        t_label = f"Paired t-test, multi − single (t({t.df}))" if t.df is not None else "Paired t-test, multi − single"
+        summary = [
+            ("Pairs with both means", Cell(str(t3.n_pairs), f"{_src(f)} → {key}", "num")),
+            ("Mean gap", _stat_cell(t3.mean_gap, f"n/a (n={t3.n_pairs})", f, f"{key}: mean of the gaps")),
+            (t_label, _stat_cell(t.statistic, t.note, f, f"{key}: ttest_rel(multi means, single means)", 2)),
+            ("t-test p (two-sided)", _p_cell(t.p, t.note, f, f"{key}: ttest_rel p-value")),
+        ]
+        for c in (t3.pearson, t3.spearman):
+            name = "Pearson r" if c.method == "pearson" else "Spearman ρ"
+            summary.append((f"{name}, single vs multi means", _stat_cell(c.value, c.note, f, f"{key}: {c.method}")))
+            summary.append((f"{name} p", _p_cell(c.p, c.note, f, f"{key}: {c.method} p-value")))
+        out.append(
+            {
+                "model": run.label,
+                "simulated": run.simulated,
+                "bench": run.bench,
+                "incomplete": _incomplete(run),
+                "ref": f.ref,
+                "rows": rows,
+                "summary": summary,
+            }
+        )
+    return out
+
+
+def _comparison(c: Comparison, output: Path, base: Path) -> dict[str, Any]:
+    """One paired comparison (comparison.json): the two runs, B − A with its interval, both tests and the verdict,
+    and every item left out of the pairs, counted and listed."""
+    d, f = c.data, c.file
+    s, t, flip = d.stats, d.stats.t_test, d.stats.sign_flip
+    runs = []
+    for name, side, mean in (("A", d.a, s.mean_a), ("B", d.b, s.mean_b)):
+        k = name.lower()
+        runs.append(
+            {
+                "name": name,
+                "model": side.model,
+                "simulated": side.simulated,
+                "condition": side.condition,
+                "dir": _display(Path(side.dir), base) if Path(side.dir).is_absolute() else side.dir,
+                "incomplete": side.incomplete,
+                "scored": Cell(f"{side.n_scored} / {side.n_items}", f"{_src(f)} → {k}.n_scored / {k}.n_items", "num"),
+                "mean": num(mean, f, f"stats.mean_{k} (over the {d.n_paired} paired items)"),
+                "unscored": ", ".join(f"{kind} {n}" for kind, n in sorted(d.unscored_counts.get(k, {}).items()))
+                or "none",
+            }
+        )
+    how = f"exact, {flip.resamples} sign patterns" if flip.exact else f"{flip.resamples} sampled patterns"
+    ci_key = "stats.ci"
+    if s.ci is None:
+        ci = Cell(f"n/a (n={s.n})", f"no interval ({_src(f)} → {ci_key})", "null")
+    else:
+        lo, hi = s.ci
+        ci = Cell(f"[{lo:+.3f}, {hi:+.3f}]", f"{_src(f)} → {ci_key} = [{lo!r}, {hi!r}]", "num")
+    t_label = f"Paired t-test (t({t.df}))" if t.df is not None else "Paired t-test"
+    diff = s.difference
+    stats = [
+        ("Items paired (scored in both runs)", num(d.n_paired, f, "n_paired")),
+        ("Mean difference B − A", Cell(f"{diff:+.3f}", f"{_src(f)} → stats.difference = {diff!r}", "num"))
+        if diff is not None
+        else ("Mean difference B − A", Cell("—", "no pairs", "null")),
+        (f"{s.level:.0%} paired-bootstrap interval ({s.bootstrap_resamples} resamples, seed {s.seed})", ci),
+        (t_label, _stat_cell(t.statistic, t.note, f, "stats.t_test.statistic", 2)),
+        ("t-test p (two-sided)", _p_cell(t.p, t.note, f, "stats.t_test.p")),
+        (f"Sign-flip permutation test p ({how})", _p_cell(flip.p, flip.note, f, "stats.sign_flip.p")),
+        ("Items only in A", num(len(d.only_a), f, "len(only_a)")),
+        ("Items only in B", num(len(d.only_b), f, "len(only_b)")),
+        ("Items unscored in A or B", num(len(d.unscored), f, "len(unscored)")),
+    ]
+    left_out = [{"item": f"{i.task}/{i.key}", "a": "—", "b": "not in this run"} for i in d.only_a]
+    left_out += [{"item": f"{i.task}/{i.key}", "a": "not in this run", "b": "—"} for i in d.only_b]
+    left_out += [{"item": f"{u.task}/{u.key}", "a": u.a or "scored", "b": u.b or "scored"} for u in d.unscored]
+    return {
+        "id": f"comparison-{f.ref}",
+        "benchmark": d.benchmark,
+        "ref": f.ref,
+        "href": _href(c.path, output),
+        "path": _display(c.path, base),
+        "runs": runs,
+        "stats": stats,
+        "verdict": d.verdict,
+        "significant": s.significant,
+        "warnings": d.warnings,
+        "data": d.data,
+        "left_out": left_out,
+    }
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Page
 
@@ -480,6 +680,7 @@ def render_html(inputs: Inputs, output: Path, *, status: Callable[[str], None] |
         say(f"drawing the ablation grid of {a.model}")
         ablations.append(_ablation(a, output, base, _plots.ablation_plot))
     others = [_other(run) for run in inputs.others]
+    comparisons = [_comparison(c, output, base) for c in inputs.comparisons]
     agreements = [_agreement(run) for run in runs if run.agreement is not None]
     for a in inputs.ablations:  # an agreement study may sit in a condition run that is not a Table 1 row
         agreements += [
@@ -517,11 +718,14 @@ def render_html(inputs: Inputs, output: Path, *, status: Callable[[str], None] |
         table1=_table1(runs, output, base),
         base=str(base),
         failures=_failures(runs),
+        costs=_costs(runs),
         sub_table=sub_table,
         sub_plot=sub_plot,
         ablations=ablations,
         others=others,
         agreements=agreements,
+        table3=_table3(runs),
+        comparisons=comparisons,
         files=files,
     )
 

@@ -1,4 +1,5 @@
-"""Reading what a report is built from: scored run directories, ablation directories, agreement files.
+"""Reading what a report is built from: scored run directories, ablation directories, agreement files, and
+comparison files (comparison.json from ``omnivchat compare``).
 
 Every file read is registered in :class:`Sources` with its sha256, so the page can say which file (and which key
 in it) each number came from. Nothing here runs or writes anything: a report reads files only, each as the typed
@@ -13,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from omnivchat._files import loads_json, validate_file
-from omnivchat.diagnostics import ABLATION_FILE, ABLATION_SCHEMA, AblationFile, Diagnosis
+from omnivchat.diagnostics import (
+    ABLATION_FILE,
+    ABLATION_SCHEMA,
+    COMPARISON_FILE,
+    COMPARISON_SCHEMA,
+    AblationFile,
+    ComparisonFile,
+    Diagnosis,
+)
 from omnivchat.errors import OmnivchatError
 from omnivchat.judges import (
     BENCHMARK_SCORES_SCHEMA,
@@ -23,7 +32,7 @@ from omnivchat.judges import (
     NativeScores,
     ScoreRecord,
 )
-from omnivchat.runs import MANIFEST_FILE, PROTOCOL, Manifest, RunManifest, manifest_model
+from omnivchat.runs import MANIFEST_FILE, PROTOCOL, STORE_FILE, Manifest, RunCost, RunManifest, manifest_model
 from omnivchat.scoring import Table1Row
 
 AGREEMENT_FILE = "agreement.json"
@@ -37,6 +46,7 @@ __all__ = [
     "SCORES_SCHEMA",
     "Ablation",
     "BenchmarkRun",
+    "Comparison",
     "InputFile",
     "Inputs",
     "ReportError",
@@ -44,6 +54,7 @@ __all__ = [
     "Sources",
     "load_ablation",
     "load_benchmark_run",
+    "load_comparison",
     "load_inputs",
     "load_run",
     "name_rows",
@@ -86,6 +97,20 @@ class Sources:
             raise ReportError(f"{path}: expected a JSON object, found {type(data).__name__}")
         return data, self._register(path, raw, role)
 
+    def read_store_cost(self, run_dir: Path) -> tuple[RunCost, InputFile]:
+        """The cost a run's store records (read-only), registering the store file it was read from."""
+        from omnivchat.runs import RunError, run_cost
+
+        path = run_dir / STORE_FILE
+        try:
+            raw = path.read_bytes()
+            cost = run_cost(run_dir)
+        except OSError as err:
+            raise ReportError(f"{path}: cannot read ({err.strerror or err})") from None
+        except RunError as err:
+            raise ReportError(str(err)) from None
+        return cost, self._register(path, raw, "run store")
+
     def _register(self, path: Path, raw: bytes, role: str) -> InputFile:
         key = path.resolve()
         if key not in self._by_path:
@@ -106,6 +131,9 @@ class ScoredRun:
     manifest_file: InputFile | None = None
     agreement: Any = None  # omnivchat.judges.AgreementReport, validated on load
     agreement_file: InputFile | None = None
+    cost: RunCost | None = None
+    """What the run's store has cost (its model's requests and its judges'), when it has a store."""
+    cost_file: InputFile | None = None
     label: str = ""
     """The row name on the page: the model, its condition when not "both", and where needed the directory."""
 
@@ -190,14 +218,25 @@ class BenchmarkRun:
 
 
 @dataclass
+class Comparison:
+    """A comparison.json: two runs of one benchmark compared item by item (``omnivchat compare``)."""
+
+    path: Path
+    data: ComparisonFile
+    file: InputFile
+
+
+@dataclass
 class Inputs:
-    """Everything a report shows: the Table 1 runs, the ablations, other benchmarks' runs and the files."""
+    """Everything a report shows: the Table 1 runs, the ablations, other benchmarks' runs, paired comparisons
+    and the files."""
 
     runs: list[ScoredRun]
     ablations: list[Ablation]
     sources: Sources
     warnings: list[str]
     others: list[BenchmarkRun] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
 
 
 def _not_reportable(path: Path) -> ReportError:
@@ -210,7 +249,8 @@ def _not_reportable(path: Path) -> ReportError:
         return ReportError(f"{path}: no such directory")
     return ReportError(
         f"{path}: neither {SCORES_FILE} nor {ABLATION_FILE} found; give a scored run directory "
-        f"(run `omnivchat score RUN_DIR` first) or an ablation directory (`omnivchat ablate`)"
+        f"(run `omnivchat score RUN_DIR` first), an ablation directory (`omnivchat ablate`) or a {COMPARISON_FILE} "
+        "(`omnivchat compare RUN_A RUN_B -o FILE`)"
     )
 
 
@@ -231,6 +271,8 @@ def load_run(path: Path, sources: Sources) -> ScoredRun:
         manifest, run.manifest_file = sources.read_json(path / MANIFEST_FILE, "manifest")
         model = manifest_model(str(manifest.get("protocol", PROTOCOL)))
         run.manifest = validate_file(model, manifest, path / MANIFEST_FILE, "run manifest", error=ReportError)
+    if (path / STORE_FILE).is_file():
+        run.cost, run.cost_file = sources.read_store_cost(path)
     if (path / AGREEMENT_FILE).is_file():
         from pydantic import ValidationError
 
@@ -295,6 +337,17 @@ def load_benchmark_run(path: Path, sources: Sources) -> BenchmarkRun:
     )
 
 
+def load_comparison(path: Path, sources: Sources) -> Comparison:
+    """A comparison file written by ``omnivchat compare -o FILE`` (any name; its schema says what it is)."""
+    data, file = sources.read_json(path, "comparison")
+    if data.get("schema") != COMPARISON_SCHEMA:
+        raise ReportError(
+            f"{path}: not a comparison file (schema {data.get('schema')!r}, expected {COMPARISON_SCHEMA!r}); give "
+            f"scored run directories, ablation directories or the files of `omnivchat compare RUN_A RUN_B -o FILE`"
+        )
+    return Comparison(path, validate_file(ComparisonFile, data, path, "comparison file", error=ReportError), file)
+
+
 def name_rows(runs: list[ScoredRun]) -> None:
     """Give each run its row name; runs of one model get the shortest tail of their directory that tells them
     apart (a condition directory such as ``both`` keeps its parent, which names the grid)."""
@@ -320,18 +373,20 @@ def name_rows(runs: list[ScoredRun]) -> None:
 
 
 def load_inputs(paths: list[Path]) -> Inputs:
-    """Read every path (a scored run directory, an ablation directory, or either JSON file itself).
+    """Read every path (a scored run directory, an ablation directory, either JSON file itself, or a comparison
+    file: any file, or a directory holding comparison.json, whose JSON has the comparison schema).
 
     Table 1 gets each scored run given and each ablation's "both" run, once per directory. Raises
     :class:`ReportError` naming the directory when it holds neither scores.json nor ablation.json.
     """
     if not paths:
-        raise ReportError("no input: give at least one scored run directory or ablation directory")
+        raise ReportError("no input: give at least one scored run directory, ablation directory or comparison file")
     sources = Sources()
     warnings: list[str] = []
     runs: list[ScoredRun] = []
     ablations: list[Ablation] = []
     others: list[BenchmarkRun] = []
+    comparisons: list[Comparison] = []
     seen_runs: set[Path] = set()
 
     def add_run(run: ScoredRun) -> None:
@@ -340,6 +395,15 @@ def load_inputs(paths: list[Path]) -> Inputs:
             runs.append(run)
 
     for given in paths:
+        # A comparison: any other file given (its schema is checked), or comparison.json in a directory given.
+        compared = given if given.is_file() and given.name not in (SCORES_FILE, ABLATION_FILE) else None
+        if given.is_dir() and (given / COMPARISON_FILE).is_file():
+            compared = given / COMPARISON_FILE
+        if compared is not None:
+            if all(c.path.resolve() != compared.resolve() for c in comparisons):
+                comparisons.append(load_comparison(compared, sources))
+            if given.is_file() or not ((given / SCORES_FILE).is_file() or (given / ABLATION_FILE).is_file()):
+                continue
         path = given.parent if given.is_file() and given.name in (SCORES_FILE, ABLATION_FILE) else given
         has_ablation = (path / ABLATION_FILE).is_file()
         has_scores = (path / SCORES_FILE).is_file()
@@ -370,4 +434,7 @@ def load_inputs(paths: list[Path]) -> Inputs:
     for run in runs:
         if run.manifest is None:
             warnings.append(f"{run.dir}: no {MANIFEST_FILE}; the run's settings cannot be traced beyond scores.json")
-    return Inputs(runs, ablations, sources, warnings, others)
+    from omnivchat.report._provenance import provenance_warnings  # imported here: it is the later module
+
+    warnings += provenance_warnings(runs)
+    return Inputs(runs, ablations, sources, warnings, others, comparisons)

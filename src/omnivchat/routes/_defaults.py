@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
 
 from omnivchat.errors import OmnivchatError
 from omnivchat.media import MediaLimits
+from omnivchat.routes._cost import GEMINI, QWEN_OMNI_FLASH, QWEN_OMNI_TURBO, Price, TokenRates
 
 DASHSCOPE = "https://dashscope.aliyuncs.com/compatible-mode/v1"
 GEMINI_OPENAI = "https://generativelanguage.googleapis.com/v1beta/openai"
@@ -43,8 +44,15 @@ class RouteSettings(BaseModel):
     include_modalities: bool = Field(default=True, description='Send modalities=["text"].')
     audio_delivery: Literal["in_video", "input_audio", "none"] = Field(
         default="in_video",
-        description="in_video: the clip's own track; input_audio: also a separate 16 kHz mono WAV part "
-        "(vLLM serve cannot read audio inside video); none: audio is not delivered, and runs say so.",
+        description="in_video (`--audio-delivery in-video`): the clip's own track, inside the video; input_audio "
+        "(`separate`): also a separate 16 kHz mono WAV part (for servers that drop the audio of a video: SGLang, "
+        "vLLM before 0.18); none: audio is not delivered, and runs say so.",
+    )
+    audio_in_video_kwarg: bool = Field(
+        default=False,
+        description='With in_video and video_url: send mm_processor_kwargs={"use_audio_in_video": true}, which vLLM '
+        "(>= 0.18; from 0.31 only with --trust-request-mm-kwargs) needs to decode and interleave the clip's audio "
+        "(Qwen-Omni). Left out of dumps when false, so manifests made before it existed stay the same.",
     )
     audio_sample_rate: int = 16000
     limits: MediaLimits = MediaLimits()
@@ -57,6 +65,42 @@ class RouteSettings(BaseModel):
     timeout_s: float = Field(default=600.0, gt=0)
     max_concurrency: int = Field(default=8, gt=0)
     extra_body: dict[str, Any] = Field(default_factory=dict, description="Extra fields merged into the payload.")
+    # Cost accounting only: they change no request, so they are left out of dumps (manifests, route checks).
+    price: Price | None = Field(
+        default=None, exclude=True, description="USD per million tokens; None: cost unknown (docs/costs.md)."
+    )
+    token_rates: TokenRates | None = Field(
+        default=None, exclude=True, description="Media tokens per second, for estimates (docs/costs.md)."
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_later_defaults(self, handler: Any) -> Any:
+        """Fields added after runs were recorded are left out of a dump while at their default: a manifest or a
+        route check made before they existed still matches the same settings."""
+        data = handler(self)
+        if isinstance(data, dict):
+            for name, default in _LATER_FIELDS.items():
+                if name in data and getattr(self, name) == default:
+                    del data[name]
+        return data
+
+
+_LATER_FIELDS: dict[str, Any] = {"audio_in_video_kwarg": False}
+
+
+def describe_delivery(settings: RouteSettings) -> str:
+    """How the audio of a clip reaches the model under ``settings``, in words (route checks record it)."""
+    if settings.media_input == "none":
+        return "none (text only)"
+    if settings.media_input == "frames":
+        return "none (frames only)" if settings.audio_delivery == "none" else "separate (input_audio WAV part)"
+    if settings.audio_delivery == "input_audio":
+        return "separate (input_audio WAV part)"
+    if settings.audio_delivery == "none":
+        return "none"
+    if settings.audio_in_video_kwarg and settings.media_input == "video_url":
+        return "in-video (mm_processor_kwargs.use_audio_in_video)"
+    return "in-video"
 
 
 _QWEN_OMNI_HOSTED = {
@@ -66,8 +110,26 @@ _QWEN_OMNI_HOSTED = {
     "media_input": "video_url",
     "include_modalities": True,
     "limits": {"max_duration_s": 150.0, "max_bytes": 256 * MB},
+    "token_rates": QWEN_OMNI_FLASH.model_dump(),
 }
+_QWEN_OMNI_TURBO = {
+    **_QWEN_OMNI_HOSTED,
+    "thinking": None,
+    "limits": {"max_duration_s": 40.0, "max_bytes": 150 * MB},
+    "token_rates": QWEN_OMNI_TURBO.model_dump(),
+}
+# vLLM serving Qwen-Omni (the Hugging Face names): the clip's audio inside the video, which vLLM >= 0.18 decodes
+# and interleaves when the request asks (mm_processor_kwargs); SGLang serves the same names but ignores the audio of
+# a video: there, `--audio-delivery separate` (docs/self-serve.md). check-route says which one a server needs.
 _VLLM_OMNI = {
+    "api_key_env": None,
+    "media_input": "video_url",
+    "include_modalities": False,
+    "audio_delivery": "in_video",
+    "audio_in_video_kwarg": True,
+}
+# MiniCPM-o on vLLM: audio items are separate inputs (no audio-in-video): the track goes as its own WAV part.
+_VLLM_MINICPM_O = {
     "api_key_env": None,
     "media_input": "video_url",
     "include_modalities": False,
@@ -79,23 +141,28 @@ _GEMINI_OPENAI = {
     "media_input": "file",
     "include_modalities": False,
     "limits": {"max_bytes": 100 * MB},
+    "token_rates": GEMINI.model_dump(),
 }
 
-# (pattern, settings), first match wins; patterns are fnmatch-style and case-sensitive.
+# (pattern, settings), first match wins; patterns are fnmatch-style and case-sensitive. No hosted model has a
+# price here: the reference facts state none, and a made-up price is worse than "cost unknown" (docs/costs.md).
 DEFAULTS: list[tuple[str, dict[str, Any]]] = [
-    ("sim:*", {"route": "sim", "max_concurrency": 64}),
-    ("gemini:*", {"route": "gemini", "api_key_env": "GEMINI_API_KEY", "inline_max_bytes": 100 * MB}),
+    ("sim:*", {"route": "sim", "max_concurrency": 64, "price": {"input_per_mtok": 0.0, "output_per_mtok": 0.0}}),
     (
-        "qwen-omni-turbo*",
-        {**_QWEN_OMNI_HOSTED, "thinking": None, "limits": {"max_duration_s": 40.0, "max_bytes": 150 * MB}},
+        "gemini:*",
+        {
+            "route": "gemini",
+            "api_key_env": "GEMINI_API_KEY",
+            "inline_max_bytes": 100 * MB,
+            "token_rates": GEMINI.model_dump(),
+        },
     ),
-    (
-        "dashscope/qwen-omni-turbo*",
-        {**_QWEN_OMNI_HOSTED, "thinking": None, "limits": {"max_duration_s": 40.0, "max_bytes": 150 * MB}},
-    ),
+    ("qwen-omni-turbo*", _QWEN_OMNI_TURBO),
+    ("dashscope/qwen-omni-turbo*", _QWEN_OMNI_TURBO),
     ("qwen*-omni-*", _QWEN_OMNI_HOSTED),
     ("dashscope/qwen*-omni-*", _QWEN_OMNI_HOSTED),
     ("Qwen/Qwen*-Omni-*", _VLLM_OMNI),
+    ("openbmb/MiniCPM-o-*", _VLLM_MINICPM_O),
     ("gemini-*", _GEMINI_OPENAI),
     # DashScope's text models (qwen3-max, qwen-plus, ...): the judges of the README's example, no base URL needed.
     ("qwen*", {"base_url": DASHSCOPE, "api_key_env": "DASHSCOPE_API_KEY", "include_modalities": False}),

@@ -61,16 +61,22 @@ class GeminiRoute:
         from omnivchat import media as m
 
         try:
+            original = m.probe(clip, energy=False).duration
             fitted = m.fit_for_route(clip, self.settings.limits)
             info = m.probe(fitted, energy=False)
             digest = m.content_hash(fitted)
         except m.MediaError as err:
             raise RouteError("media", str(err)) from None
         media.files[digest] = (fitted, "video/mp4")
+        media.probed[fitted] = info
         part = {"video": digest, "bytes": info.size_bytes, "fps": self.settings.frames_fps}
-        return part, Delivered(video=info.has_video, audio=info.has_audio)
+        limit = self.settings.limits.max_duration_s
+        cut = original if limit is not None and original > limit + 1e-3 else None  # the limit kept the start
+        return part, Delivered(video=info.has_video, audio=info.has_audio, cut_from_s=cut)
 
     def prepare(self, request: ChatRequest) -> Prepared:
+        if request.reply_audio is not None:
+            raise RouteError("unsupported", f"item {request.item_id}: the Gemini route asks for text replies only")
         media = MediaStore()
         contents: list[dict[str, Any]] = []
         for turn in request.history:
@@ -207,22 +213,21 @@ class GeminiRoute:
         reason = str(getattr(candidates[0].finish_reason, "name", candidates[0].finish_reason))
         finish = _FINISH.get(reason, reason.lower())
         text = "".join(p.text or "" for p in (candidates[0].content.parts or []) if not getattr(p, "thought", False))
+        usage = _usage(getattr(response, "usage_metadata", None))
         if finish == "length":
-            raise RouteError("length", "the reply was cut at max_output_tokens", partial_text=text)
+            raise RouteError("length", "the reply was cut at max_output_tokens", partial_text=text, usage=usage)
         if finish != "stop":
-            raise RouteError("bad_finish", f"finish reason {self._redactor.cut(reason, 80)}", partial_text=text)
+            message = f"finish reason {self._redactor.cut(reason, 80)}"
+            raise RouteError("bad_finish", message, partial_text=text, usage=usage)
         if request.require_text and not text.strip():
-            raise RouteError("empty", "empty reply where text is required")
-        meta = getattr(response, "usage_metadata", None)
-        usage = {}
-        if meta is not None:
-            usage = {
-                "prompt_tokens": meta.prompt_token_count or 0,
-                "completion_tokens": meta.candidates_token_count or 0,
-                "total_tokens": meta.total_token_count or 0,
-            }
+            raise RouteError("empty", "empty reply where text is required", usage=usage)
         return ChatResponse(
-            text=text, finish_reason="stop", usage=usage, latency_s=latency, model=self.model_name, delivered=delivered
+            text=text,
+            finish_reason="stop",
+            usage=usage,
+            latency_s=latency,
+            model=self.model_name,
+            delivered=delivered,
         )
 
     async def aclose(self) -> None:
@@ -231,6 +236,32 @@ class GeminiRoute:
             if close is not None:
                 await close()
             self._client = None
+
+
+def _usage(meta: Any) -> dict[str, Any]:
+    """usageMetadata in the OpenAI form: thinking tokens (billed as output, counted apart by Gemini, so
+    ``total_tokens`` includes them) as ``completion_tokens_details.reasoning_tokens``, and the prompt's audio and
+    video tokens as ``prompt_tokens_details`` where Gemini breaks them out by modality."""
+    if meta is None:
+        return {}
+    usage: dict[str, Any] = {
+        "prompt_tokens": getattr(meta, "prompt_token_count", None) or 0,
+        "completion_tokens": getattr(meta, "candidates_token_count", None) or 0,
+        "total_tokens": getattr(meta, "total_token_count", None) or 0,
+    }
+    thoughts = getattr(meta, "thoughts_token_count", None)
+    if isinstance(thoughts, int) and thoughts > 0:
+        usage["completion_tokens_details"] = {"reasoning_tokens": thoughts}
+    by_modality: dict[str, int] = {}
+    for entry in getattr(meta, "prompt_tokens_details", None) or []:
+        modality = getattr(entry, "modality", None)
+        name = str(getattr(modality, "name", modality) or "").lower()
+        count = getattr(entry, "token_count", None)
+        if name in ("audio", "video", "text", "image") and isinstance(count, int):
+            by_modality[f"{name}_tokens"] = by_modality.get(f"{name}_tokens", 0) + count
+    if by_modality:
+        usage["prompt_tokens_details"] = by_modality
+    return usage
 
 
 def _schema_of(response_format: dict[str, Any]) -> dict[str, Any] | None:

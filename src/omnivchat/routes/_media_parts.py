@@ -79,6 +79,8 @@ class MediaStore:
     """The files behind the placeholders of one request: sha256 -> (path or bytes, MIME type)."""
 
     files: dict[str, tuple[Path | bytes, str]] = field(default_factory=dict)
+    probed: dict[Path, Any] = field(default_factory=dict)
+    """What preparing found of a file (its media.MediaInfo), so that a cost estimate need not probe it again."""
 
     def add_file(self, path: Path, mime: str) -> str:
         with path.open("rb") as f:
@@ -146,6 +148,8 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
     try:
         # One probe when the clip already fits (the common case); fit_for_route re-encodes otherwise.
         info = media.probe(clip, energy=False)
+        limit = settings.limits.max_duration_s
+        cut_from = info.duration if limit is not None and info.duration > limit + 1e-3 else None
         fitted = clip
         if not fits(info, settings.limits):
             fitted = media.fit_for_route(clip, settings.limits)
@@ -157,6 +161,7 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
                 parts.append({"type": "image_url", "image_url": {"url": url}})
         else:
             url = PLACEHOLDER + store.add_file(fitted, "video/mp4")
+            store.probed[fitted] = info
             if settings.media_input == "file":
                 parts.append({"type": "file", "file": {"file_data": url, "filename": "clip.mp4"}})
             else:
@@ -174,4 +179,4 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
         raise RouteError("media", str(err)) from None
     audio = audio_in_video or separate
     dropped = ("audio",) if info.has_audio and not audio else ()
-    return parts, Delivered(video=info.has_video, audio=audio, dropped=dropped)
+    return parts, Delivered(video=info.has_video, audio=audio, dropped=dropped, cut_from_s=cut_from)

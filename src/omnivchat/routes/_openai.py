@@ -12,17 +12,44 @@ from urllib.parse import urlsplit
 
 from omnivchat._canonical import sha256_json
 from omnivchat.errors import OmnivchatError
+from omnivchat.routes._audio import AudioCollector
 from omnivchat.routes._base import Prepared
 from omnivchat.routes._credentials import Secret
 from omnivchat.routes._defaults import RouteSettings
 from omnivchat.routes._media_parts import MediaStore, clip_parts
 from omnivchat.routes._redact import Redactor
+from omnivchat.routes._replicas import Failure, Replica, ReplicaSet
 from omnivchat.routes._sse import SSEParser
 from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError
 
 
 class ConfigError(OmnivchatError, ValueError):
     """The route is misconfigured (a URL with credentials, no base URL...)."""
+
+
+class _Unreachable(RouteError):
+    """No connection could be made (refused, unresolvable, TLS): a replica that is down."""
+
+
+class _Refused(Exception):
+    """A replica refused the connection and is drained: send the same request to another (internal)."""
+
+
+# Failures that say a replica is unwell (counted towards draining it); a refused connection drains it at once.
+_UNHEALTHY = frozenset({"server_error", "request_timeout", "timeout", "connection", "stream_cut", "malformed"})
+
+
+def _health(err: RouteError) -> Failure:
+    if isinstance(err, _Unreachable):
+        return "refused"
+    return "unhealthy" if err.kind in _UNHEALTHY else "other"
+
+
+def _join(base_url: str, suffix: str) -> str:
+    """``base_url`` (up to /v1, maybe with a query) with ``suffix`` appended to its path, the query kept."""
+    parts = urlsplit(base_url)
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}{suffix}{query}"
 
 
 def _check_base_url(base_url: str | None, model_id: str) -> str:
@@ -64,28 +91,44 @@ class OpenAIRoute:
     """An OpenAI-compatible chat-completions endpoint; one aiohttp session per route."""
 
     def __init__(
-        self, model_id: str, settings: RouteSettings, api_key: Secret | None = None, *, trust_env: bool = False
+        self,
+        model_id: str,
+        settings: RouteSettings,
+        api_key: Secret | None = None,
+        *,
+        trust_env: bool = False,
+        replicas: ReplicaSet | None = None,
     ) -> None:
         """``trust_env``: send through HTTP_PROXY / HTTPS_PROXY (NO_PROXY honoured), as judges do; a model under
-        test goes direct by default. Not a setting of the run: a proxy changes the path, never the request."""
+        test goes direct by default. Not a setting of the run: a proxy changes the path, never the request.
+
+        ``replicas``: send to these servers instead of ``settings.base_url`` (see :mod:`omnivchat.routes._replicas`);
+        the endpoint, and so request keys, then name the API path only, not where it is served."""
         self.model_id = model_id
         self.settings = settings
         self.trust_env = trust_env
-        self._base_url = _check_base_url(settings.base_url, model_id)
+        self.replicas = replicas
+        self._base_url = replicas.replicas[0].url if replicas else _check_base_url(settings.base_url, model_id)
         self._api_key = api_key
         self._redactor = Redactor(api_key)
         self._session: Any = None
+        self._failed_on: dict[str, str] = {}  # request key -> the replica its last attempt failed on
 
     @property
     def endpoint(self) -> str:
+        if self.replicas is not None:
+            return self.replicas.identity
         parts = urlsplit(self._base_url)
         return f"{parts.scheme}://{parts.hostname}{parts.path.rstrip('/')}/chat/completions"
 
     @property
+    def capacity(self) -> int:
+        """Requests this route can have in flight: the replicas' concurrencies together, or the model's."""
+        return self.replicas.capacity if self.replicas is not None else self.settings.max_concurrency
+
+    @property
     def _url(self) -> str:
-        parts = urlsplit(self._base_url)
-        query = f"?{parts.query}" if parts.query else ""
-        return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}/chat/completions{query}"
+        return _join(self._base_url, "/chat/completions")
 
     # ------------------------------------------------------------------------------------------ building
 
@@ -95,8 +138,12 @@ class OpenAIRoute:
         messages: list[dict[str, Any]] = []
         if request.system_prompt:
             messages.append({"role": "system", "content": request.system_prompt})
+        clips: list[Delivered] = []  # what each clip of the request delivers, history included
         for turn in request.history:
-            parts = clip_parts(turn.clip, self.settings, store)[0] if turn.clip is not None else []
+            parts: list[dict[str, Any]] = []
+            if turn.clip is not None:
+                parts, got = clip_parts(turn.clip, self.settings, store)
+                clips.append(got)
             if turn.text:
                 parts.append({"type": "text", "text": turn.text})
             # A turn left without media (the "neither: none" ablation) is an empty user turn, not an empty list,
@@ -107,6 +154,7 @@ class OpenAIRoute:
         final: list[dict[str, Any]] = []
         if request.clip is not None:
             final, delivered = clip_parts(request.clip, self.settings, store)
+            clips.append(delivered)
         if request.text:
             final.append({"type": "text", "text": request.text})
         if not final:
@@ -114,17 +162,39 @@ class OpenAIRoute:
         text_only = all(part["type"] == "text" for part in final) and not request.history
         # A text-only request is sent as a plain string: every server, llama.cpp included, reads that.
         messages.append({"role": "user", "content": request.text if text_only else final})
-        payload = self._payload(messages, request)
+        payload = self._payload(messages, request, audio_in_video=self._ask_audio_in_video(request, clips))
         key = sha256_json({"endpoint": self.endpoint, "payload": payload})
         return Prepared(key=key, request=request, description=payload, media=store, delivered=delivered)
 
-    def _payload(self, messages: list[dict[str, Any]], request: ChatRequest) -> dict[str, Any]:
+    def _ask_audio_in_video(self, request: ChatRequest, clips: list[Delivered]) -> bool:
+        """Whether to ask the server to decode the audio of the videos (vLLM's use_audio_in_video): with in-video
+        delivery on a route that needs asking, when a clip has audio. The flag covers every video of a request, and
+        vLLM refuses it for a video without an audio track: a request mixing both cannot be sent this way."""
+        s = self.settings
+        if not (s.audio_in_video_kwarg and s.audio_delivery == "in_video" and s.media_input == "video_url"):
+            return False
+        if not any(c.audio for c in clips):
+            return False
+        if not all(c.audio for c in clips if c.video):
+            raise RouteError(
+                "unsupported",
+                f"item {request.item_id}: some clips of this request have no audio track and others do; "
+                "use_audio_in_video applies to every video of a request: use --audio-delivery separate",
+            )
+        return True
+
+    def _payload(
+        self, messages: list[dict[str, Any]], request: ChatRequest, *, audio_in_video: bool = False
+    ) -> dict[str, Any]:
         s = self.settings
         payload: dict[str, Any] = {"model": self.model_id, "messages": messages, "stream": s.stream}
         if s.stream:
             payload["stream_options"] = {"include_usage": True}
         payload.update(request.sampling.model_dump(exclude_none=True))
-        if s.include_modalities:
+        if request.reply_audio is not None:  # a spoken reply is asked for whatever include_modalities says
+            payload["modalities"] = ["text", "audio"]
+            payload["audio"] = {"voice": request.reply_audio.voice, "format": request.reply_audio.format}
+        elif s.include_modalities:
             payload["modalities"] = ["text"]
         if s.thinking is not None:
             payload["enable_thinking"] = s.thinking
@@ -132,6 +202,8 @@ class OpenAIRoute:
             payload["reasoning_effort"] = s.reasoning_effort
         if request.response_format is not None:
             payload["response_format"] = request.response_format
+        if audio_in_video:  # vLLM then decodes the track from the same video_url and interleaves it (Qwen-Omni)
+            payload["mm_processor_kwargs"] = {"use_audio_in_video": True}
         payload.update(s.extra_body)
         return payload
 
@@ -148,20 +220,76 @@ class OpenAIRoute:
     async def send(self, prepared: Prepared) -> ChatResponse:
         """One attempt. Returns only a completed answer (finish reason `stop`); raises RouteError otherwise.
 
-        Whatever the server sent leaves here redacted of the key (see `omnivchat.routes._redact`)."""
+        With replicas, the attempt goes to the replica with the fewest requests outstanding (not the one its last
+        attempt failed on, when another can take it), waiting while all are busy or drained. A replica that refuses
+        the connection is drained and the request goes to another (nothing reached a server: it is still the same
+        attempt), or waits for one to come back. The response or error names the replica (``replica``). Whatever
+        the server sent leaves here redacted of the key (see `omnivchat.routes._redact`)."""
+        if self.replicas is None:
+            return await self._attempt(prepared, None)
+        while True:
+            failed_on = self._failed_on.get(prepared.key)
+            replica = await self.replicas.acquire(self._probe, () if failed_on is None else (failed_on,))
+            try:
+                return await self._attempt(prepared, replica)
+            except _Refused:
+                continue
+
+    async def _attempt(self, prepared: Prepared, replica: Replica | None) -> ChatResponse:
+        url = self._url if replica is None else _join(replica.url, "/chat/completions")
         try:
-            response = await self._send(prepared)
+            response = await self._send(prepared, url)
+        except _Unreachable as err:
+            if replica is None:
+                failure: RouteError = err
+            else:  # drained; the caller sends the request elsewhere
+                self._give_back(replica, prepared.key, err)
+                raise _Refused from None
         except RouteError as err:
             failure = err
+            if replica is not None:
+                self._give_back(replica, prepared.key, failure)
+        except BaseException:  # cancelled (Ctrl-C) or a bug: the replica's slot is free again
+            if replica is not None and self.replicas is not None:
+                self.replicas.release(replica, "other")
+            raise
         else:
-            return self._redactor.response(response)
+            if replica is not None:
+                self._give_back(replica, prepared.key, None)
+            redacted = self._redactor.response(response)
+            redacted.replica = replica.label if replica is not None else None
+            return redacted
         # Raised outside the handler so that the unredacted original is not chained to it as __context__.
-        raise self._redactor.error(failure)
+        error = self._redactor.error(failure)
+        error.replica = replica.label if replica is not None else None
+        raise error
+
+    def _give_back(self, replica: Replica, key: str, failure: RouteError | None) -> None:
+        assert self.replicas is not None
+        self.replicas.release(replica, None if failure is None else _health(failure))
+        if failure is None:
+            self._failed_on.pop(key, None)
+        else:
+            self._failed_on[key] = replica.label
+
+    async def _probe(self, replica: Replica) -> bool:
+        """Whether a drained replica answers again: ``GET {base}/models`` gets any status below 500."""
+        import aiohttp
+
+        session = await self._get_session()
+        headers = {} if self._api_key is None else {"Authorization": f"Bearer {self._api_key.reveal()}"}
+        assert self.replicas is not None
+        timeout = aiohttp.ClientTimeout(total=self.replicas.policy.probe_timeout_s)
+        try:
+            async with session.get(_join(replica.url, "/models"), headers=headers, timeout=timeout) as response:
+                return bool(response.status < 500)
+        except (aiohttp.ClientError, OSError, TimeoutError):
+            return False
 
     def _cut(self, text: str, limit: int) -> str:
         return self._redactor.cut(text, limit)
 
-    async def _send(self, prepared: Prepared) -> ChatResponse:
+    async def _send(self, prepared: Prepared, url: str) -> ChatResponse:
         import aiohttp
 
         session = await self._get_session()
@@ -180,7 +308,7 @@ class OpenAIRoute:
         started = time.perf_counter()
         timeout = aiohttp.ClientTimeout(total=self.settings.timeout_s)
         try:
-            async with session.post(self._url, data=body.chunks(), headers=headers, timeout=timeout) as response:
+            async with session.post(url, data=body.chunks(), headers=headers, timeout=timeout) as response:
                 if response.status != 200:
                     raise await self._http_error(response)
                 if self.settings.stream:
@@ -193,6 +321,8 @@ class OpenAIRoute:
             raise RouteError("timeout", f"no complete answer within {self.settings.timeout_s:g} s") from None
         except aiohttp.ClientPayloadError as err:
             raise RouteError("stream_cut", self._cut(f"connection closed mid-answer ({err})", 300)) from None
+        except aiohttp.ClientConnectorError as err:  # no connection at all: the server is down or unreachable
+            raise _Unreachable("connection", self._cut(f"{type(err).__name__}: {err}", 300)) from None
         except (aiohttp.ClientError, OSError) as err:
             raise RouteError("connection", self._cut(f"{type(err).__name__}: {err}", 300)) from None
         result.latency_s = time.perf_counter() - started
@@ -225,7 +355,9 @@ class OpenAIRoute:
         finish: str | None = None
         usage: dict[str, Any] = {}
         model: str | None = None
+        fingerprint: str | None = None
         done = False
+        audio = AudioCollector(request.item_id, request.reply_audio) if request.reply_audio else None
         async for chunk in response.content.iter_any():
             for data in parser.feed(chunk):
                 if data.strip() == "[DONE]":
@@ -244,6 +376,8 @@ class OpenAIRoute:
                     raise RouteError("stream_error", "error in stream: " + self._cut(shown, 300))
                 if isinstance(event.get("model"), str) and event["model"]:
                     model = event["model"]
+                if isinstance(event.get("system_fingerprint"), str) and event["system_fingerprint"]:
+                    fingerprint = event["system_fingerprint"]
                 if isinstance(event.get("usage"), dict):
                     usage = event["usage"]
                 try:
@@ -251,12 +385,18 @@ class OpenAIRoute:
                         delta = choice.get("delta") or {}
                         text.append(_text(delta.get("content")))
                         reasoning.append(_text(delta.get("reasoning_content") or delta.get("reasoning")))
+                        if audio is not None:
+                            audio.add(delta.get("audio"))
                         finish = choice.get("finish_reason") or finish
                 except (AttributeError, TypeError):
                     raise RouteError("malformed", "stream chunk is not a chat.completion.chunk") from None
         if not done:
             raise RouteError("stream_cut", "the stream ended before [DONE]", partial_text="".join(text))
-        return self._complete("".join(text), "".join(reasoning), finish, usage, model, response.status, request)
+        result = self._complete(
+            "".join(text), "".join(reasoning), finish, usage, model, response.status, request, audio, streamed=True
+        )
+        result.system_fingerprint = fingerprint
+        return result
 
     async def _read_json(self, response: Any, request: ChatRequest) -> ChatResponse:
         try:
@@ -266,11 +406,17 @@ class OpenAIRoute:
             text = _text(message.get("content"))
             reasoning = _text(message.get("reasoning_content") or message.get("reasoning"))
             finish = choice.get("finish_reason")
+            audio = AudioCollector(request.item_id, request.reply_audio) if request.reply_audio else None
+            if audio is not None:
+                audio.add(message.get("audio"))
         except (ValueError, KeyError, IndexError, TypeError, AttributeError):
             raise RouteError("malformed", "response is not a chat.completion object") from None
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         model = data.get("model") if isinstance(data.get("model"), str) else None
-        return self._complete(text, reasoning, finish, usage, model, response.status, request)
+        result = self._complete(text, reasoning, finish, usage, model, response.status, request, audio, streamed=False)
+        fingerprint = data.get("system_fingerprint")
+        result.system_fingerprint = fingerprint if isinstance(fingerprint, str) and fingerprint else None
+        return result
 
     def _complete(
         self,
@@ -281,19 +427,32 @@ class OpenAIRoute:
         model: str | None,
         status: int,
         request: ChatRequest,
+        audio: AudioCollector | None = None,
+        *,
+        streamed: bool = False,
     ) -> ChatResponse:
         if finish == "length":
-            raise RouteError("length", "the reply was cut at max_tokens (finish reason `length`)", partial_text=text)
+            message = "the reply was cut at max_tokens (finish reason `length`)"
+            raise RouteError("length", message, partial_text=text, usage=usage)
         if finish != "stop":
             shown = finish if finish is None else self._cut(str(finish), 80)
-            raise RouteError("bad_finish", f"finish reason {shown!r}, not 'stop'", partial_text=text)
+            raise RouteError("bad_finish", f"finish reason {shown!r}, not 'stop'", partial_text=text, usage=usage)
         if request.require_text and not text.strip():
-            raise RouteError("empty", "empty reply where text is required")
+            raise RouteError("empty", "empty reply where text is required", usage=usage)
+        spoken = audio.finish(streamed=streamed) if audio is not None else None
         return ChatResponse(
-            text=text, reasoning=reasoning, finish_reason=finish, usage=usage, http_status=status, model=model
+            text=text,
+            reasoning=reasoning,
+            finish_reason=finish,
+            usage=usage,
+            http_status=status,
+            model=model,
+            audio=spoken,
         )
 
     async def aclose(self) -> None:
+        if self.replicas is not None:
+            await self.replicas.aclose()
         if self._session is not None:
             await self._session.close()
             self._session = None

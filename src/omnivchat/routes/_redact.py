@@ -70,10 +70,11 @@ def key_forms(key: str) -> list[str]:
 class Redactor:
     """Removes one key, in all the forms listed in this module's docstring, from strings a server sent."""
 
-    __slots__ = ("_grams", "_key", "_pattern")
+    __slots__ = ("_grams", "_key", "_key_bytes", "_pattern")
 
     def __init__(self, secret: Secret | None) -> None:
         key = secret.reveal() if secret is not None else ""
+        self._key_bytes = key.encode("utf-8")
         self._pattern = re.compile("|".join(map(re.escape, key_forms(key))), re.IGNORECASE) if key else None
         # Fragments are looked for in ASCII keys only (all real API keys): lower-casing keeps positions there.
         self._key = key.translate(_ASCII_LOWER) if len(key) >= MIN_FRAGMENT and key.isascii() else ""
@@ -139,19 +140,35 @@ class Redactor:
             http_status=err.http_status,
             retry_after=err.retry_after,
             partial_text=None if err.partial_text is None else self.text(err.partial_text),
+            usage=None if err.usage is None else self.data(err.usage),
         )
 
     def response(self, response: ChatResponse) -> ChatResponse:
-        """The same answer with every string the server sent redacted: text, reasoning, finish reason, model, usage."""
+        """The same answer with every string the server sent redacted: text, reasoning, finish reason, model,
+        system fingerprint, usage, the transcript of a spoken reply; and the key's bytes masked in its audio."""
+        audio = response.audio
+        if audio is not None:
+            transcript = None if audio.transcript is None else self.text(audio.transcript)
+            audio = audio.model_copy(update={"data": self.binary(audio.data), "transcript": transcript})
         return response.model_copy(
             update={
                 "text": self.text(response.text),
                 "reasoning": self.text(response.reasoning),
                 "finish_reason": self.text(response.finish_reason),
                 "model": None if response.model is None else self.text(response.model),
+                "system_fingerprint": None
+                if response.system_fingerprint is None
+                else self.cut(response.system_fingerprint, 200),
                 "usage": self.data(response.usage),
+                "audio": audio,
             }
         )
+
+    def binary(self, data: bytes) -> bytes:
+        """``data`` (audio, say) with the key's UTF-8 bytes masked by as many ``*``: the file keeps its length."""
+        if not self._key_bytes or self._key_bytes not in data:
+            return data
+        return data.replace(self._key_bytes, b"*" * len(self._key_bytes))
 
 
 def redact(text: str, secret: Secret | None) -> str:

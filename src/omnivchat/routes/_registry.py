@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omnivchat.routes._base import Route
 from omnivchat.routes._credentials import CredentialError, Secret, resolve_api_key
 from omnivchat.routes._defaults import resolve_settings
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from omnivchat.routes._replicas import ReplicaPolicy, ReplicaSpec
+    from omnivchat.routes._sim import Speaker
 
 
 def get_route(
@@ -19,6 +25,9 @@ def get_route(
     defaults_file: str | Path | None = None,
     no_key: bool = False,
     trust_env: bool = False,
+    speaker: Speaker | None = None,
+    replicas: Sequence[ReplicaSpec] | None = None,
+    replica_policy: ReplicaPolicy | None = None,
     **overrides: Any,
 ) -> Route:
     """The route for ``model_id`` with its resolved settings.
@@ -29,12 +38,25 @@ def get_route(
     variable (the hosted defaults) needs a key: without one, CredentialError names where it was looked for,
     before any clip is read or request sent. ``no_key`` sends none, for a server that needs none.
     ``trust_env`` sends an OpenAI-compatible route's requests through the environment's HTTP(S)_PROXY.
+    ``speaker`` lets a simulated model answer aloud (see ``routes._sim.Speaker``); other routes ignore it.
+    ``replicas``: several OpenAI-compatible servers of the same model (``--base-url`` repeated, ``--endpoints``),
+    used instead of a base URL, drained and probed under ``replica_policy`` (see ``routes._replicas``).
     """
     settings = resolve_settings(model_id, user_file=defaults_file, overrides=overrides)
+    if replicas:
+        from omnivchat.routes._replicas import ReplicaError
+
+        if overrides.get("base_url") is not None:
+            raise ReplicaError("give the servers once: several --base-url, or --endpoints FILE, not both")
+        if settings.route != "openai":
+            raise ReplicaError(
+                f"{model_id} uses the {settings.route!r} route: replicas (--base-url repeated, --endpoints) are for "
+                "OpenAI-compatible servers"
+            )
     if settings.route == "sim":
         from omnivchat.routes._sim import SimRoute
 
-        return SimRoute(model_id, settings)
+        return SimRoute(model_id, settings, speaker)
     if no_key:
         if api_key is not None or key_file is not None:
             raise CredentialError("--no-key and a key (--key-file or a key) contradict each other: give one")
@@ -52,4 +74,9 @@ def get_route(
         return GeminiRoute(model_id, settings, key)
     from omnivchat.routes._openai import OpenAIRoute
 
-    return OpenAIRoute(model_id, settings, key, trust_env=trust_env)
+    replica_set = None
+    if replicas:
+        from omnivchat.routes._replicas import ReplicaSet
+
+        replica_set = ReplicaSet.build(replicas, default_concurrency=settings.max_concurrency, policy=replica_policy)
+    return OpenAIRoute(model_id, settings, key, trust_env=trust_env, replicas=replica_set)

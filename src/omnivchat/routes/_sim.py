@@ -10,15 +10,23 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qsl
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omnivchat._canonical import sha256_json
+from omnivchat.errors import OmnivchatError
+from omnivchat.routes._audio import checked_wav
 from omnivchat.routes._base import Prepared
 from omnivchat.routes._defaults import RouteSettings, SettingsError
-from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError
+from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError, SpokenReply
+
+Speaker = Callable[[str, str, str], bytes]
+"""``speaker(text, voice, language)`` -> a WAV file of ``text`` spoken: how a simulated model answers aloud. The
+caller hands it in (omnivchat.studio's espeak-ng TTS: ``omnivchat.diagnostics.speak_wav``), since routes sit below
+studio; it raises an OmnivchatError for a voice it does not have."""
 
 
 class SimSkills(BaseModel):
@@ -103,10 +111,12 @@ def perceive(clip: Path | None) -> tuple[bool, bool, str | None]:
 class SimRoute:
     """A simulated model; its endpoint is ``sim://NAME`` and it never touches the network."""
 
-    def __init__(self, model_id: str, settings: RouteSettings) -> None:
+    def __init__(self, model_id: str, settings: RouteSettings, speaker: Speaker | None = None) -> None:
+        """``speaker`` lets the model answer aloud when a request asks for a spoken reply (``reply_audio``)."""
         self.model_id = model_id
         self.settings = settings
         self.profile, self.skills = parse_sim_id(model_id)
+        self.speaker = speaker
 
     @property
     def endpoint(self) -> str:
@@ -124,6 +134,8 @@ class SimRoute:
             "text": request.text,
             "oracle": request.oracle.model_dump() if request.oracle else None,
         }
+        if request.reply_audio is not None:  # only then: the keys of text-only requests stay as they were
+            description["reply_audio"] = request.reply_audio.model_dump()
         key = sha256_json({"endpoint": self.endpoint, "payload": description})
         delivered = Delivered(video=visible, audio=audible)
         return Prepared(key=key, request=request, description=description, delivered=delivered)
@@ -155,6 +167,7 @@ class SimRoute:
             text = oracle.reference
         else:
             text = oracle.wrong_reply or GENERIC_REPLIES.get(oracle.language[:2], GENERIC_REPLIES["en"])
+        audio = await self._speak(prepared.request, text, oracle.language)
         return ChatResponse(
             text=text,
             finish_reason="stop",
@@ -162,7 +175,22 @@ class SimRoute:
             latency_s=time.perf_counter() - started,
             model=self.model_id,
             delivered=prepared.delivered,
+            audio=audio,
         )
+
+    async def _speak(self, request: ChatRequest, text: str, language: str) -> SpokenReply | None:
+        """The reply spoken (a WAV, whatever format was asked), with its text as the server's own transcript."""
+        if request.reply_audio is None:
+            return None
+        if self.speaker is None:
+            raise RouteError(
+                "unsupported", f"item {request.item_id}: this simulated model was given no speaker to answer aloud"
+            )
+        try:
+            wav = await asyncio.to_thread(self.speaker, text, request.reply_audio.voice, language)
+        except OmnivchatError as err:
+            raise RouteError("media", f"item {request.item_id}: the simulated model cannot speak: {err}") from None
+        return SpokenReply(data=checked_wav(wav, request.item_id), format="wav", transcript=text)
 
     async def aclose(self) -> None:
         return None

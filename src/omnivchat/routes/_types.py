@@ -50,13 +50,19 @@ class RouteError(Exception):
         http_status: int | None = None,
         retry_after: float | None = None,
         partial_text: str | None = None,
+        usage: dict[str, Any] | None = None,
     ) -> None:
+        """``usage``: what the server reported for an answer that is still a failure (cut at max_tokens, a bad
+        finish, a verdict that does not parse): it was generated, so it is billed (docs/costs.md)."""
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.http_status = http_status
         self.retry_after = retry_after
         self.partial_text = partial_text
+        self.usage = usage
+        self.replica: str | None = None
+        """Which replica of a replica set the attempt went to (set by the route; None for a single server)."""
 
     @property
     def retryable(self) -> bool:
@@ -95,6 +101,23 @@ class SimOracle(BaseModel):
     wrong_reply: str | None = None
 
 
+class ReplyAudio(BaseModel):
+    """Spoken output asked of the model: OpenAI's ``modalities: ["text", "audio"]`` with ``audio: {voice, format}``.
+
+    A server sends the speech base64-encoded: whole in ``message.audio.data``, or streamed in ``delta.audio.data``
+    pieces. A streamed reply, and a ``pcm16`` one, are headerless 16-bit mono PCM at ``pcm_rate`` Hz (OpenAI's
+    pcm16 and DashScope's Qwen-Omni streams are 24 kHz): the route wraps them in a WAV header.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    voice: str = Field(min_length=1, description="The server's voice name (OpenAI: alloy; Qwen-Omni: Cherry, Ethan).")
+    format: Literal["wav", "pcm16", "mp3", "flac", "opus"] = Field(
+        default="wav", description="Sent as audio.format. DashScope takes wav only; OpenAI streams pcm16 only."
+    )
+    pcm_rate: int = Field(default=24000, gt=0, description="Sample rate of headerless PCM replies, in Hz.")
+
+
 class ChatRequest(BaseModel):
     """One request: system prompt, history, the final clip (None: no media at all) and an optional text part."""
 
@@ -109,6 +132,7 @@ class ChatRequest(BaseModel):
     require_text: bool = Field(default=False, description="Empty text is a failure (judges), not an empty answer.")
     response_format: dict[str, Any] | None = Field(default=None, description="e.g. a JSON schema, for judges.")
     oracle: SimOracle | None = None
+    reply_audio: ReplyAudio | None = Field(default=None, description="Ask for a spoken reply too (None: text only).")
 
 
 class Delivered(BaseModel):
@@ -119,6 +143,21 @@ class Delivered(BaseModel):
     video: bool = False
     audio: bool = False
     dropped: tuple[str, ...] = Field(default=(), description="Streams the clip had that the route did not deliver.")
+    cut_from_s: float | None = Field(
+        default=None,
+        description="The clip's duration when the route's duration limit cut it (its start kept); None: sent whole.",
+    )
+
+
+class SpokenReply(BaseModel):
+    """The speech of a reply, checked: a non-empty WAV (PCM wrapped in a header) or the compressed format asked
+    for. ``transcript`` is the server's own transcript of it, kept apart: it is never an ASR result."""
+
+    model_config = ConfigDict(frozen=True)
+
+    data: bytes
+    format: str = Field(description="The file format of ``data``: wav, mp3, flac or opus.")
+    transcript: str | None = None
 
 
 class ChatResponse(BaseModel):
@@ -132,3 +171,10 @@ class ChatResponse(BaseModel):
     http_status: int | None = None
     model: str | None = Field(default=None, description="The model name the server reported.")
     delivered: Delivered = Delivered()
+    audio: SpokenReply | None = Field(default=None, description="The spoken reply, when one was asked for.")
+    system_fingerprint: str | None = Field(
+        default=None, description="The server's system_fingerprint (its build and configuration), when it sends one."
+    )
+    replica: str | None = Field(
+        default=None, description="The replica of a replica set that answered (scheme, host, port, path); else None."
+    )

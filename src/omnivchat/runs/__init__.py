@@ -1,8 +1,11 @@
 """Runs: the manifest, the SQLite run store, the writer lock of a run directory, the resumable async runner, and
 the typed files of a run directory (manifests, status, export)."""
 
+from omnivchat.runs._budget import Budget, BudgetError, check_priced
+from omnivchat.runs._cost import CostTotals, RunCost, item_costs, money, tally
 from omnivchat.runs._errors import RunError
-from omnivchat.runs._export import export_run, load_manifest, run_status
+from omnivchat.runs._estimate import DryRun, estimate_tasks
+from omnivchat.runs._export import export_run, load_manifest, run_cost, run_status, where_served
 from omnivchat.runs._files import (
     EXPORT_SCHEMA,
     KNOWN_PROTOCOLS,
@@ -22,11 +25,13 @@ from omnivchat.runs._files import (
     RouteIdentity,
     RunManifest,
     RunStatus,
+    ServedModel,
     SocialOmniJudgingManifest,
     SocialOmniManifest,
     manifest_model,
     read_export,
     read_manifest,
+    served_changes,
 )
 from omnivchat.runs._limiter import AdaptiveLimiter, backoff_delay
 from omnivchat.runs._lock import LOCK_FILE, LOCKING, LockHolder, RunLocked, lock_holder, run_lock, writes_run_dir
@@ -39,6 +44,7 @@ from omnivchat.runs._manifest import (
     package_record,
     write_or_check_manifest,
 )
+from omnivchat.runs._progress import RunProgress
 from omnivchat.runs._runner import (
     CANDIDATE,
     STORE_FILE,
@@ -69,6 +75,10 @@ __all__ = [
     "STORE_FILE",
     "AdaptiveLimiter",
     "BenchIdentity",
+    "Budget",
+    "BudgetError",
+    "CostTotals",
+    "DryRun",
     "ExportCounts",
     "ExportFile",
     "ItemCounts",
@@ -83,13 +93,16 @@ __all__ = [
     "PromptRecord",
     "RetryPolicy",
     "RouteIdentity",
+    "RunCost",
     "RunError",
     "RunLocked",
     "RunManifest",
+    "RunProgress",
     "RunStatus",
     "RunStore",
     "RunSummary",
     "Runner",
+    "ServedModel",
     "SocialOmniJudgingManifest",
     "SocialOmniManifest",
     "StoredResult",
@@ -97,20 +110,28 @@ __all__ = [
     "backoff_delay",
     "build_manifest",
     "build_request",
+    "check_priced",
     "differences",
+    "estimate_tasks",
     "export_run",
+    "item_costs",
     "load_manifest",
     "lock_holder",
     "manifest_model",
+    "money",
     "package_record",
     "read_export",
     "read_manifest",
+    "run_cost",
     "run_eval",
     "run_eval_async",
     "run_lock",
     "run_status",
     "run_tasks",
     "run_tasks_async",
+    "served_changes",
+    "tally",
+    "where_served",
     "write_or_check_manifest",
     "writes_run_dir",
 ]

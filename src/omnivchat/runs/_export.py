@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from omnivchat._files import InputError, loads_json, read_text, validate_file
+from omnivchat.runs._cost import RunCost, item_costs, tally
 from omnivchat.runs._errors import RunError
 from omnivchat.runs._files import (
     KNOWN_PROTOCOLS,
@@ -23,6 +24,7 @@ from omnivchat.runs._files import (
     NativeRecord,
     RunManifest,
     RunStatus,
+    ServedModel,
     SocialOmniJudgingManifest,
     SocialOmniManifest,
     manifest_model,
@@ -73,16 +75,40 @@ def _store_counts(run_dir: Path) -> tuple[dict[str, Any], dict[str, dict[str, An
         empty = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         return {"items": {}, "failure_kinds": {}, "attempts": {}, "attempt_failures": {}, "tokens": empty}, {}
     with RunStore(path, read_only=True) as store:
-        return store.counts(), store.item_counts()
+        return {**store.counts(), "cost": tally(store.cost_rows())}, store.item_counts()
+
+
+def run_cost(run_dir: Path) -> RunCost:
+    """What a run directory's store has cost, in all and per kind of request (read-only; nothing when it has no
+    store yet)."""
+    path = Path(run_dir) / STORE_FILE
+    if not path.is_file():
+        return RunCost()
+    with RunStore(path, read_only=True) as store:
+        return tally(store.cost_rows())
+
+
+def where_served(run_dir: Path) -> dict[str, Any]:
+    """Where and what a run's store says was served (read-only): ``replicas`` (attempts per replica, by outcome)
+    and ``served`` (per kind of request, the model names and fingerprints servers reported, as ServedModel)."""
+    path = Path(run_dir) / STORE_FILE
+    if not path.is_file():
+        return {"replicas": {}, "served": {}}
+    with RunStore(path, read_only=True) as store:
+        served = {k: [ServedModel.model_validate(e) for e in v] for k, v in store.served().items()}
+        return {"replicas": store.replica_counts(), "served": served}
 
 
 def _attempts(counts: dict[str, Any]) -> dict[str, Any]:
-    """The parts of :meth:`RunStore.counts` every status has: attempts, failed attempts by kind, tokens."""
+    """The parts of :meth:`RunStore.counts` every status has: attempts, failed attempts by kind, tokens, and the
+    cost when it was read."""
+    if "cost" in counts:
+        return {k: counts[k] for k in ("attempts", "attempt_failures", "tokens", "cost")}
     return {k: counts[k] for k in ("attempts", "attempt_failures", "tokens")}
 
 
 def _native_status(manifest: RunManifest, store: RunStore) -> RunStatus:
-    counts = store.counts()
+    counts = {**store.counts(), "cost": tally(store.cost_rows())}
     items = store.items(CANDIDATE)
     expected = manifest.bench.n_instances
     done = sum(1 for i in items if i["status"] == "done")
@@ -159,9 +185,10 @@ def run_status(run_dir: Path) -> RunStatus:
         else:
             with RunStore(Path(run_dir) / STORE_FILE, read_only=True) as store:
                 status = _native_status(load_manifest(run_dir), store)
+        served = where_served(run_dir)
     except sqlite3.DatabaseError as err:
         raise RunError(f"{run_dir / STORE_FILE}: cannot read the run store ({err})") from None
-    return status.model_copy(update={"writer": writer})
+    return status.model_copy(update={"writer": writer, **served})
 
 
 def export_run(run_dir: Path, *, allow_incomplete: bool = False) -> NativeExport:
@@ -180,6 +207,7 @@ def export_run(run_dir: Path, *, allow_incomplete: bool = False) -> NativeExport
                 "to export progress"
             )
         records = []
+        costs = item_costs(store.cost_rows(), CANDIDATE)
         for item in store.items(CANDIDATE):
             result = store.result(item["key"]) if item["key"] else None
             attempts = store.attempts(item["key"]) if item["key"] else []
@@ -197,9 +225,11 @@ def export_run(run_dir: Path, *, allow_incomplete: bool = False) -> NativeExport
                     error=item["error"],
                     attempts=len(attempts),
                     request_sha256=item["key"],
+                    cost=costs.get(item["item_id"]),
                 )
             )
     shared = manifest.dump(as_read=True)
+    shared.pop("replicas", None)  # where the run was served locates servers: never in an export
     route = {k: v for k, v in shared["route"].items() if k != "endpoint"}
     route["settings"] = {k: v for k, v in route.get("settings", {}).items() if k not in ("api_key_env", "base_url")}
     return NativeExport(
@@ -213,6 +243,7 @@ def export_run(run_dir: Path, *, allow_incomplete: bool = False) -> NativeExport
             not_run=counts.not_run,
             failure_kinds=status.failure_kinds,
             tokens=status.tokens,
+            cost=status.cost,
         ),
         records=records,
     )

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnivchat._canonical import sha256_json
 from omnivchat._files import FileModel, read_model, validate_file
+from omnivchat.runs._cost import CostTotals, RunCost
 from omnivchat.runs._errors import RunError
 from omnivchat.runs._lock import LockHolder
 
@@ -188,6 +189,36 @@ class JudgeCounts(BaseModel):
     failed: int = 0
 
 
+class ServedModel(BaseModel):
+    """What a server said it served for some results of a run: the model name and system_fingerprint it reported
+    (None: it sent none), how many results, and the times of the first and last."""
+
+    model: str | None = None
+    fingerprint: str | None = None
+    replies: int = 0
+    first: float | None = None
+    last: float | None = None
+
+    def describe(self) -> str:
+        fp = f", fingerprint {self.fingerprint}" if self.fingerprint else ""
+        return f"{self.model or '(no model name)'}{fp}: {self.replies} replies"
+
+
+def served_changes(served: dict[str, list[ServedModel]]) -> list[str]:
+    """One line per kind of request whose results were served by more than one model name or system_fingerprint
+    (the server was swapped or rebuilt mid-run, or the replicas differ): each, in the order first seen."""
+    lines = []
+    for kind, entries in served.items():
+        models = {e.model for e in entries}
+        fingerprints = {e.fingerprint for e in entries}
+        if len(models) > 1 or len(fingerprints) > 1:
+            what = "model" if len(models) > 1 else "build (system_fingerprint)"
+            lines.append(
+                f"{kind}: the served {what} changed during the run: " + "; then ".join(e.describe() for e in entries)
+            )
+    return lines
+
+
 class RunStatus(BaseModel):
     """What a run directory holds, read without changing anything (it may be being written, or read-only).
 
@@ -218,7 +249,14 @@ class RunStatus(BaseModel):
     attempts: dict[str, int] = Field(default_factory=dict, description="Attempts by outcome (ok, failed, ...).")
     attempt_failures: dict[str, int] = Field(default_factory=dict, description="Failed attempts by kind.")
     tokens: dict[str, float] = Field(default_factory=dict, description="Token counts (and cost, when reported).")
+    cost: RunCost | None = Field(default=None, description="What the attempts cost, in all and per kind of request.")
     writer: LockHolder | None = None
+    replicas: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="Attempts per replica of a replica set, by outcome (ok, failed, ...)."
+    )
+    served: dict[str, list[ServedModel]] = Field(
+        default_factory=dict, description="Per kind of request: the model names and fingerprints servers reported."
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------- export
@@ -256,6 +294,8 @@ class NativeRecord(FileModel):
     error: str | None = None
     attempts: int = 0
     request_sha256: str | None = None
+    cost: CostTotals | None = None
+    """What the item's attempts cost (None in exports made before costs were kept)."""
 
 
 class ExportCounts(BaseModel):
@@ -269,6 +309,7 @@ class ExportCounts(BaseModel):
     not_run: int
     failure_kinds: dict[str, int] = Field(default_factory=dict)
     tokens: dict[str, float] = Field(default_factory=dict)
+    cost: RunCost | None = None
 
 
 class NativeExport(ExportFile):

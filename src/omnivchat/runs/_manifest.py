@@ -37,6 +37,9 @@ from omnivchat.runs._files import (
 _HASHED_PACKAGES = ("bench", "media", "routes", "runs", "prompts")
 # Manifest fields that record which code made a run; a change in them warns instead of refusing.
 CODE_FIELDS = ("package", "harness_sha256")
+# Manifest fields recorded for information only, never compared: where the run was served (a replica set). A run
+# resumed on other servers is the same run (the served models and fingerprints are kept per result instead).
+RECORD_FIELDS = ("replicas",)
 
 
 class ManifestMismatch(OmnivchatError, RuntimeError):
@@ -144,10 +147,11 @@ class ManifestCheck(NamedTuple):
     code_changed: str | None = None
 
 
-def write_or_check_manifest(run_dir: Path, manifest: Manifest | dict[str, Any]) -> ManifestCheck:
+def write_or_check_manifest(run_dir: Path, manifest: Manifest | dict[str, Any], *, write: bool = True) -> ManifestCheck:
     """Write the manifest of a new run, or check it equals the stored one but for the code fields.
 
-    The check compares the JSON: the stored file as it is, and ``manifest`` as it would be written."""
+    The check compares the JSON: the stored file as it is, and ``manifest`` as it would be written. Without
+    ``write`` (a dry run) a new run's manifest is not written."""
     path = run_dir / MANIFEST_FILE
     if isinstance(manifest, Manifest):
         manifest = manifest.dump()
@@ -167,8 +171,9 @@ def write_or_check_manifest(run_dir: Path, manifest: Manifest | dict[str, Any]) 
             )
         if "benchmark" not in stored and "benchmark" in manifest:
             stored["benchmark"] = manifest["benchmark"]  # made before names were recorded: the protocol implies it
-        identity = {k: v for k, v in manifest.items() if k not in CODE_FIELDS}
-        changed = differences({k: v for k, v in stored.items() if k not in CODE_FIELDS}, identity)
+        ignored = (*CODE_FIELDS, *RECORD_FIELDS)
+        identity = {k: v for k, v in manifest.items() if k not in ignored}
+        changed = differences({k: v for k, v in stored.items() if k not in ignored}, identity)
         if changed:
             listing = "\n".join(f"  - {line}" for line in changed[:12])
             more = f"\n  ... and {len(changed) - 12} more" if len(changed) > 12 else ""
@@ -187,6 +192,8 @@ def write_or_check_manifest(run_dir: Path, manifest: Manifest | dict[str, Any]) 
                 "and settings are the same; any request the new code builds differently is sent anew"
             )
         return ManifestCheck(True, note)
+    if not write:
+        return ManifestCheck(False)
     run_dir.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return ManifestCheck(False)

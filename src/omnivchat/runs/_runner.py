@@ -17,11 +17,26 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from omnivchat.bench import Bench, Instance, Turn
 from omnivchat.errors import Interrupted
 from omnivchat.media import MediaError
-from omnivchat.routes import ChatRequest, ChatResponse, HistoryTurn, Prepared, Route, RouteError, Sampling, SimOracle
+from omnivchat.routes import (
+    ChatRequest,
+    ChatResponse,
+    HistoryTurn,
+    Prepared,
+    Route,
+    RouteError,
+    Sampling,
+    SimOracle,
+    attempt_cost,
+    estimate_prepared,
+)
+from omnivchat.routes._cost import IN_FLIGHT
+from omnivchat.runs._budget import Budget, check_priced
+from omnivchat.runs._cost import CostTotals, tally
 from omnivchat.runs._files import Manifest
 from omnivchat.runs._limiter import AdaptiveLimiter, backoff_delay
 from omnivchat.runs._lock import writes_run_dir
 from omnivchat.runs._manifest import build_manifest, package_record, write_or_check_manifest
+from omnivchat.runs._progress import BACKOFF, RETRY_AFTER, RunProgress
 from omnivchat.runs._store import RunStore
 
 STORE_FILE = "store.sqlite"
@@ -43,6 +58,9 @@ class RunSummary:
     first_errors: dict[str, str] = field(default_factory=dict)  # failure kind -> its first message, to show
     notes: list[str] = field(default_factory=list)  # warnings for the user (the run was made by other code)
     elapsed_s: float = 0.0
+    not_sent: int = 0  # items a budget kept from being sent: "not run", neither done nor failed
+    cost: CostTotals = field(default_factory=CostTotals)  # this invocation's attempts and what they cost
+    budget: Budget | None = None
 
     @property
     def complete(self) -> bool:
@@ -108,10 +126,16 @@ class Runner:
         retry: RetryPolicy,
         kind: str,
         accept: Callable[[ChatRequest, ChatResponse], str | None] | None = None,
+        budget: Budget | None = None,
     ) -> None:
         """``accept(request, response)`` may return a reason to refuse a complete answer (e.g. a verdict that does not
-        parse): the attempt is then recorded as failed ("unparseable") and retried, and no result is stored."""
+        parse): the attempt is then recorded as failed ("unparseable") and retried, and no result is stored.
+
+        ``budget``: reserve each attempt's estimated cost first, and send nothing more once it would be passed
+        (the item stays not run). ``state`` is what the progress bar shows (:class:`RunProgress`)."""
         self.accept = accept
+        self.budget = budget
+        self.state = RunProgress(concurrency=concurrency, max_concurrency=concurrency)
         self.route = route
         self.store = store
         self.kind = kind
@@ -141,22 +165,47 @@ class Runner:
             summary.done += 1
             summary.reused += 1
             return
+        estimate = None
+        if self.budget is not None:
+            try:
+                estimate = await self._estimate(prepared)
+            except RouteError as err:
+                self.store.set_item(request.item_id, self.kind, key, err, meta)
+                self._failed(summary, err, request.item_id)
+                return
         for attempt in range(1, self.retry.max_attempts + 1):
             async with self.limiter:
+                token = None
+                if self.budget is not None:
+                    token = self.budget.reserve(estimate or 0.0)
+                    if token is None:  # not sent: the item keeps the record it had (none: not run)
+                        summary.not_sent += 1
+                        self.state.not_sent += 1
+                        return
                 attempt_id = self.store.start_attempt(key, request.item_id)
+                if estimate is not None:  # kept: a budget counts an attempt of unknown cost at its estimate
+                    self.store.record_cost(attempt_id, None, IN_FLIGHT, estimate=estimate)
                 summary.attempts += 1
+                self.state.in_flight += 1
+                usage: dict[str, Any] | None = None
                 try:
                     response = await self.route.send(prepared)
+                    usage = response.usage
                     refusal = self.accept(request, response) if self.accept is not None else None
                     if refusal is not None:
-                        raise RouteError("unparseable", refusal, http_status=response.http_status)
+                        raise RouteError("unparseable", refusal, http_status=response.http_status, usage=usage)
                 except RouteError as err:
                     self.store.finish_attempt(attempt_id, key, err)
                     outcome: RouteError | None = err
+                    usage = err.usage
                 else:
                     self.store.finish_attempt(attempt_id, key, response)
                     outcome = None
+                finally:
+                    self.state.in_flight -= 1
+                self._settle(attempt_id, usage, outcome, estimate, token, summary)
             await self.limiter.record(outcome)
+            self.state.concurrency = self.limiter.limit
             if outcome is None:
                 self.store.set_item(request.item_id, self.kind, key, None, meta)
                 summary.done += 1
@@ -165,9 +214,47 @@ class Runner:
                 self.store.set_item(request.item_id, self.kind, key, outcome, meta)
                 self._failed(summary, outcome, request.item_id)
                 return
-            await asyncio.sleep(
-                backoff_delay(outcome, attempt, base=self.retry.backoff_base, cap=self.retry.backoff_cap)
-            )
+            delay = backoff_delay(outcome, attempt, base=self.retry.backoff_base, cap=self.retry.backoff_cap)
+            waiting = self.state.wait_started(RETRY_AFTER if outcome.retry_after is not None else BACKOFF, delay)
+            try:
+                await asyncio.sleep(delay)
+            finally:
+                self.state.wait_ended(waiting)
+
+    async def _estimate(self, prepared: Prepared) -> float:
+        """The attempt's estimated cost in USD (media preparing did not probe are probed on a thread);
+        RouteError("media") if unreadable."""
+        media = prepared.media
+        unprobed = any(not isinstance(s, bytes) and s not in media.probed for s, _ in media.files.values())
+        try:
+            if unprobed:
+                async with self.prepare_slots:
+                    found = await asyncio.to_thread(estimate_prepared, prepared, self.route.settings)
+            else:
+                found = estimate_prepared(prepared, self.route.settings)
+        except MediaError as err:
+            raise RouteError("media", str(err)) from None
+        return found.usd or 0.0
+
+    def _settle(
+        self,
+        attempt_id: int,
+        usage: dict[str, Any] | None,
+        outcome: RouteError | None,
+        estimate: float | None,
+        token: int | None,
+        summary: RunSummary,
+    ) -> None:
+        """Record an ended attempt's cost (from the server's usage and the price) and count it everywhere."""
+        status = outcome.http_status if outcome is not None else None
+        cost = attempt_cost(usage, self.route.settings.price, http_status=status)
+        self.store.record_cost(attempt_id, cost.usd, cost.note, estimate=estimate)
+        summary.cost.add(cost, estimate)
+        self.state.attempt_ended(cost, outcome.kind if outcome is not None else None, estimate)
+        if self.budget is not None and token is not None:
+            self.budget.settle(token, cost)
+            left = self.budget.limit_usd - self.budget.spent_total_usd - self.budget.reserved_usd
+            self.state.budget_left_usd = left
 
     @staticmethod
     def _failed(summary: RunSummary, error: RouteError, request_id: str = "") -> None:
@@ -178,7 +265,8 @@ class Runner:
     async def run_all(
         self, work: list[tuple[ChatRequest, dict[str, Any]]], summary: RunSummary, *, progress: bool, label: str
     ) -> None:
-        """Run every (request, item metadata) pair concurrently, with a progress bar on stderr."""
+        """Run every (request, item metadata) pair concurrently, with a progress bar on stderr (its status line is
+        :meth:`RunProgress.line` of ``self.state``, refreshed twice a second, so waits count down)."""
         console = Console(stderr=True)
         columns = (
             TextColumn("[bold]{task.description}"),
@@ -187,17 +275,33 @@ class Runner:
             TextColumn("{task.fields[rate]:.1f}/s"),
             TextColumn("[red]{task.fields[failed]} failed"),
             TimeRemainingColumn(),
+            TextColumn("{task.fields[status]}", markup=False),
         )
         started = time.perf_counter()
+        self.state.total = len(work)
         with Progress(*columns, console=console, disable=not progress, transient=False) as bar:
-            task = bar.add_task(label, total=len(work), rate=0.0, failed=0)
+            task = bar.add_task(label, total=len(work), rate=0.0, failed=0, status="")
+
+            def refresh() -> None:
+                elapsed = max(time.perf_counter() - started, 1e-9)
+                self.state.done, self.state.failed = summary.done, summary.failed
+                finished = summary.done + summary.failed + self.state.not_sent
+                status = self.state.line()
+                note = getattr(getattr(self.route, "replicas", None), "note", None)  # all replicas drained: waiting
+                if note:
+                    status = f"{status} · {note}" if status else note
+                bar.update(task, completed=finished, rate=finished / elapsed, failed=summary.failed, status=status)
 
             async def one(request: ChatRequest, meta: dict[str, Any]) -> None:
                 await self.run_item(request, summary, meta)
-                elapsed = max(time.perf_counter() - started, 1e-9)
-                finished = summary.done + summary.failed
-                bar.update(task, completed=finished, rate=finished / elapsed, failed=summary.failed)
+                refresh()
 
+            async def tick() -> None:
+                while True:
+                    refresh()
+                    await asyncio.sleep(0.5)
+
+            ticker = asyncio.create_task(tick()) if progress else None
             try:
                 await asyncio.gather(*(one(r, m) for r, m in work))
             except asyncio.CancelledError:  # Ctrl-C: every finished item is already in the store
@@ -206,6 +310,15 @@ class Runner:
                     f"{summary.total - summary.done - summary.failed} not finished of {summary.total} ({label}); "
                     "rerun the same command to resume"
                 ) from None
+            finally:
+                if ticker is not None:
+                    ticker.cancel()
+
+
+def _capacity(route: Route) -> int:
+    """Requests a route can have in flight by default: a replica set's replicas together, else the model's."""
+    capacity = getattr(route, "capacity", None)
+    return capacity if isinstance(capacity, int) else route.settings.max_concurrency
 
 
 @dataclass
@@ -240,6 +353,7 @@ async def run_tasks_async(
     invocation: dict[str, Any] | None = None,
     build_workers: int = 4,
     after_task: Callable[[str], None] | None = None,
+    budget_usd: float | None = None,
 ) -> RunSummary:
     """Send every task's requests through ``route`` into ``run_dir``: the shared loop of every benchmark.
 
@@ -247,16 +361,33 @@ async def run_tasks_async(
     results are reused, failures retried, old attempts kept); each invocation is logged with its code version;
     requests are built on ``build_workers`` threads (media work), then sent task after task. ``after_task(task)``
     runs after each task (a benchmark that keeps a summary file up to date). Closes the route.
+
+    ``budget_usd``: the run's total spending limit (:mod:`omnivchat.runs._budget`; what the store spent before
+    counts): once the next attempt would pass it, nothing more is sent and ``summary.not_sent`` counts the items
+    left not run. Refused (BudgetError) before anything is written when the model has no price.
     """
     run_dir = Path(run_dir)
+    budget = None
+    if budget_usd is not None:
+        budget = Budget(budget_usd)
+        check_priced(route)
     written = manifest.dump() if isinstance(manifest, Manifest) else manifest
+    replicas = getattr(route, "replicas", None)
+    if replicas is not None:  # where the run is served: recorded, never part of its identity
+        written = {**written, "replicas": replicas.record()}
     check = write_or_check_manifest(run_dir, written)
     store = RunStore(run_dir / STORE_FILE)  # a damaged store stops here, before this invocation is logged
+    if budget is not None:
+        budget.before = tally(store.cost_rows()).total
     with (run_dir / "invocations.jsonl").open("a", encoding="utf-8") as log:
         entry = {"time": time.time(), **(invocation or {}), "concurrency": concurrency}
         entry["package"] = written.get("package") or package_record()  # a resumed run may span versions
+        if replicas is not None:  # each invocation's servers (a resumed run may use others)
+            entry["replicas"] = replicas.record()
         log.write(json.dumps(entry) + "\n")
-    summary = RunSummary(run_dir=run_dir, total=sum(len(t.pending) for t in tasks), resumed=check.resumed)
+    summary = RunSummary(
+        run_dir=run_dir, total=sum(len(t.pending) for t in tasks), resumed=check.resumed, budget=budget
+    )
     if check.code_changed:
         summary.notes.append(check.code_changed)
     started = time.perf_counter()
@@ -283,9 +414,10 @@ async def run_tasks_async(
             runner = Runner(
                 route,
                 store,
-                concurrency=concurrency or route.settings.max_concurrency,
+                concurrency=concurrency or _capacity(route),
                 retry=retry or RetryPolicy(),
                 kind=work.task,
+                budget=budget,
             )
             await runner.run_all(ready, summary, progress=progress, label=work.label or f"{route.model_id} {work.task}")
             if after_task is not None:

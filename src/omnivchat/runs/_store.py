@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from omnivchat.routes import ChatResponse, RouteError
+from omnivchat.runs._audio import save_audio
 from omnivchat.runs._errors import RunError
 
 SCHEMA = """
@@ -78,6 +79,51 @@ CREATE TABLE IF NOT EXISTS items (
 """
 
 
+# Each attempt's cost (docs/costs.md), apart from the attempts table: a store made before costs were kept gains it
+# when a writer opens it, and its older attempts read as "not recorded".
+COST_SCHEMA = """
+CREATE TABLE IF NOT EXISTS attempt_costs (
+    attempt INTEGER PRIMARY KEY,     -- attempts.id
+    estimate REAL,                   -- USD estimated before sending; NULL without a price or a budget
+    usd REAL,                        -- USD from the server's usage and the price; NULL: unknown (note says why)
+    note TEXT NOT NULL               -- 'priced', 'refused (HTTP 429)', 'no price', 'no usage', 'in flight', ...
+);
+"""
+
+# Spoken replies (docs/spoken-replies.md), apart like the costs: a store made before them gains the tables when a
+# writer opens it; a reader of an older store finds no audio and no transcript.
+SPOKEN_SCHEMA = """
+CREATE TABLE IF NOT EXISTS audio (
+    key TEXT PRIMARY KEY REFERENCES results(key),
+    path TEXT NOT NULL,              -- relative to the run directory: audio/<sha256>.<format>
+    sha256 TEXT NOT NULL,
+    format TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    server_transcript TEXT           -- the server's own transcript, kept apart: never an ASR result
+);
+CREATE TABLE IF NOT EXISTS asr (
+    id TEXT PRIMARY KEY,             -- sha256 of the description
+    description TEXT NOT NULL        -- backend, model and its hash: what made the transcripts
+);
+CREATE TABLE IF NOT EXISTS transcripts (
+    sha256 TEXT NOT NULL,            -- the audio's
+    asr TEXT NOT NULL REFERENCES asr(id),
+    language TEXT NOT NULL,
+    text TEXT,                       -- NULL when the audio could not be transcribed (error says why)
+    error TEXT,
+    created REAL NOT NULL,
+    PRIMARY KEY (sha256, asr, language)
+);
+"""
+
+# Columns added to the first tables after stores were made: a writer adds them when it opens an older store (an
+# older store opened read-only is read without them: NULL). Replicas: where each attempt went; what was served: the
+# server's system_fingerprint with each result (results.model is the model name it reported).
+ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("attempts", "replica", "TEXT"),
+    ("results", "system_fingerprint", "TEXT"),
+)
+
 SIDE_FILES = ("-wal", "-shm")
 
 
@@ -98,6 +144,8 @@ class StoredResult:
     model: str | None
     latency: float | None
     delivered: dict[str, Any]
+    system_fingerprint: str | None = None
+    """The server's system_fingerprint (None: not sent, or stored before it was kept)."""
 
 
 def _unreadable(path: Path, err: sqlite3.Error) -> RunError:
@@ -119,6 +167,7 @@ class RunStore:
         self.read_only = read_only
         self._mode = "rw"
         self._opened: tuple[object, ...] = ()
+        self._columns: dict[str, set[str]] = {}
         if read_only:
             self._db = self._open_read_only()
             return
@@ -128,8 +177,31 @@ class RunStore:
             self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives a process kill
             self._db.execute("PRAGMA busy_timeout=5000")
             self._db.executescript(SCHEMA)
+            self._db.executescript(COST_SCHEMA)
+            self._db.executescript(SPOKEN_SCHEMA)
+            # One transaction, so two processes opening an old store at once never add a column twice.
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for table, column, kind in ADDED_COLUMNS:
+                    if not self._has_column(table, column):
+                        self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+                        self._columns.pop(table, None)
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
         except sqlite3.DatabaseError as err:
             raise _unreadable(self.path, err) from None
+
+    def _has_column(self, table: str, column: str) -> bool:
+        """Whether ``table`` has ``column`` (an older store may not: see ADDED_COLUMNS)."""
+        if table not in self._columns:
+            self._columns[table] = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})").fetchall()}
+        return column in self._columns[table]
+
+    def _column(self, table: str, column: str, alias: str = "") -> str:
+        """``column`` for a SELECT, or NULL where an older store read without changing it lacks it."""
+        return f"{alias}{column}" if self._has_column(table, column) else "NULL"
 
     def _side(self, suffix: str) -> Path:
         return self.path.with_name(self.path.name + suffix)
@@ -215,8 +287,12 @@ class RunStore:
         return int(cursor.lastrowid or 0)
 
     def finish_attempt(self, attempt: int, key: str, outcome: ChatResponse | RouteError) -> None:
-        """Record an attempt's outcome; a success also stores the result, in the same transaction."""
+        """Record an attempt's outcome; a success also stores the result, in the same transaction (a spoken
+        reply's audio is written to its file first, and recorded with the result)."""
         now = time.time()
+        spoken = None
+        if isinstance(outcome, ChatResponse) and outcome.audio is not None:
+            spoken = (*save_audio(self.path.parent, outcome.audio.data, outcome.audio.format), outcome.audio)
         with self._db:
             self._db.execute("BEGIN")
             if isinstance(outcome, ChatResponse):
@@ -233,7 +309,8 @@ class RunStore:
                     ),
                 )
                 self._db.execute(
-                    "INSERT OR IGNORE INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT OR IGNORE INTO results (key, text, reasoning, finish_reason, usage, model, latency, "
+                    "delivered, completed, system_fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         key,
                         outcome.text,
@@ -244,14 +321,32 @@ class RunStore:
                         outcome.latency_s,
                         outcome.delivered.model_dump_json(),
                         now,
+                        outcome.system_fingerprint,
                     ),
                 )
+                if spoken is not None:
+                    path, sha, audio = spoken
+                    self._db.execute(
+                        "INSERT OR IGNORE INTO audio VALUES (?, ?, ?, ?, ?, ?)",
+                        (key, path, sha, audio.format, len(audio.data), audio.transcript),
+                    )
             else:
                 self._db.execute(
                     "UPDATE attempts SET ended=?, status='failed', http_status=?, error_kind=?, error=? "
                     "WHERE id=? AND status IS NULL",
                     (now, outcome.http_status, outcome.kind, outcome.message[:500], attempt),
                 )
+            if outcome.replica is not None:
+                self._db.execute("UPDATE attempts SET replica=? WHERE id=?", (outcome.replica, attempt))
+
+    def record_cost(self, attempt: int, usd: float | None, note: str, *, estimate: float | None = None) -> None:
+        """An attempt's cost: ``usd`` None when unknown, ``note`` why (or how it was counted); ``estimate`` (the
+        pre-send estimate a budget counted) is kept once given."""
+        self._db.execute(
+            "INSERT INTO attempt_costs (attempt, estimate, usd, note) VALUES (?, ?, ?, ?) ON CONFLICT(attempt) DO "
+            "UPDATE SET usd=excluded.usd, note=excluded.note, estimate=COALESCE(excluded.estimate, estimate)",
+            (attempt, estimate, usd, note),
+        )
 
     def set_item(
         self, item_id: str, kind: str, key: str | None, error: RouteError | None = None, meta: dict | None = None
@@ -273,14 +368,18 @@ class RunStore:
     # ---------------------------------------------------------------------------------------- reading
 
     def result(self, key: str) -> StoredResult | None:
+        fingerprint = self._column("results", "system_fingerprint")
         rows = self._rows(
-            "SELECT key, text, reasoning, finish_reason, usage, model, latency, delivered FROM results WHERE key=?",
+            "SELECT key, text, reasoning, finish_reason, usage, model, latency, delivered, "
+            f"{fingerprint} FROM results WHERE key=?",
             (key,),
         )
         if not rows:
             return None
         row = rows[0]
-        return StoredResult(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], json.loads(row[7]))
+        return StoredResult(
+            row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], json.loads(row[7]), row[8]
+        )
 
     def items(self, kind: str = "candidate") -> list[dict[str, Any]]:
         rows = self._rows(
@@ -304,7 +403,7 @@ class RunStore:
     def attempts(self, key: str | None = None) -> list[dict[str, Any]]:
         query = (
             "SELECT id, key, item_id, started, ended, status, http_status, error_kind, error, latency, usage, "
-            "finish_reason FROM attempts"
+            f"finish_reason, {self._column('attempts', 'replica')} FROM attempts"
         )
         rows = self._rows(query + (" WHERE key=? ORDER BY id" if key else " ORDER BY id"), (key,) if key else ())
         names = (
@@ -320,8 +419,36 @@ class RunStore:
             "latency",
             "usage",
             "finish_reason",
+            "replica",
         )
         return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def replica_counts(self) -> dict[str, dict[str, int]]:
+        """Attempts per replica (every kind of request) by outcome: ``{replica: {"ok": n, "failed": n,
+        "interrupted": n}}``; empty when no attempt went to a replica set (or the store predates replicas)."""
+        if not self._has_column("attempts", "replica"):
+            return {}
+        result: dict[str, dict[str, int]] = {}
+        for replica, status, n in self._rows(
+            "SELECT replica, COALESCE(status, 'interrupted'), COUNT(*) FROM attempts WHERE replica IS NOT NULL "
+            "GROUP BY replica, 2 ORDER BY replica"
+        ):
+            result.setdefault(replica, {})[status] = n
+        return result
+
+    def served(self) -> dict[str, list[dict[str, Any]]]:
+        """What the servers said they served, per kind of request: each distinct (model, system_fingerprint) with
+        its number of results and the times of its first and last, in the order first seen."""
+        fingerprint = self._column("results", "system_fingerprint", "s.")
+        rows = self._rows(
+            f"SELECT r.kind, s.model, {fingerprint}, COUNT(*), MIN(s.completed), MAX(s.completed) FROM results s "
+            "JOIN requests r ON r.key = s.key GROUP BY r.kind, s.model, 3 ORDER BY r.kind, MIN(s.completed)"
+        )
+        result: dict[str, list[dict[str, Any]]] = {}
+        for kind, model, fp, n, first, last in rows:
+            entry = {"model": model, "fingerprint": fp, "replies": n, "first": first, "last": last}
+            result.setdefault(kind, []).append(entry)
+        return result
 
     def counts(self, kind: str = "candidate") -> dict[str, Any]:
         """Counts for `runs show`: items of ``kind`` by status and failure kind, attempts (of every kind) by
@@ -349,6 +476,52 @@ class RunStore:
             "attempt_failures": attempt_kinds,
             "tokens": tokens,
         }
+
+    def cost_rows(self) -> list[dict[str, Any]]:
+        """Every attempt with its request's kind and its cost (``usd`` None: unknown, ``note`` why; an attempt
+        with no cost row has note None: made before costs were kept, or cut before its outcome)."""
+        names = ("kind", "item_id", "status", "estimate", "usd", "note")
+        if self._rows("SELECT name FROM sqlite_master WHERE type='table' AND name='attempt_costs'"):
+            rows = self._rows(
+                "SELECT r.kind, a.item_id, a.status, c.estimate, c.usd, c.note FROM attempts a "
+                "JOIN requests r ON r.key = a.key LEFT JOIN attempt_costs c ON c.attempt = a.id ORDER BY a.id"
+            )
+        else:  # a store made before costs were kept, read without changing it
+            rows = self._rows(
+                "SELECT r.kind, a.item_id, a.status, NULL, NULL, NULL FROM attempts a "
+                "JOIN requests r ON r.key = a.key ORDER BY a.id"
+            )
+        return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def audio(self, key: str) -> dict[str, Any] | None:
+        """The spoken reply stored with result ``key``: path (relative to the run directory), sha256, format,
+        bytes, server_transcript; None for a text reply (or a store made before spoken replies)."""
+        names = ("path", "sha256", "format", "bytes", "server_transcript")
+        rows = self._rows(f"SELECT {', '.join(names)} FROM audio WHERE key=?", (key,))
+        return dict(zip(names, rows[0], strict=True)) if rows else None
+
+    def add_asr(self, asr_id: str, description: dict[str, Any]) -> None:
+        """Record the ASR whose transcripts are stored under ``asr_id``."""
+        self._db.execute("INSERT OR IGNORE INTO asr VALUES (?, ?)", (asr_id, json.dumps(description, sort_keys=True)))
+
+    def asrs(self) -> dict[str, dict[str, Any]]:
+        """Every ASR with transcripts here: id -> its description."""
+        return {row[0]: json.loads(row[1]) for row in self._rows("SELECT id, description FROM asr ORDER BY id")}
+
+    def set_transcript(self, sha256: str, asr_id: str, language: str, text: str | None, error: str | None) -> None:
+        """The transcript of the audio ``sha256`` by ``asr_id`` in ``language`` (text None: failed, ``error``
+        why); a later call replaces it (a failure retried)."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO transcripts VALUES (?, ?, ?, ?, ?, ?)",
+            (sha256, asr_id, language, text, None if error is None else error[:500], time.time()),
+        )
+
+    def transcript(self, sha256: str, asr_id: str, language: str) -> dict[str, Any] | None:
+        """{"text", "error"} of a stored transcription, or None when that audio was never transcribed so."""
+        rows = self._rows(
+            "SELECT text, error FROM transcripts WHERE sha256=? AND asr=? AND language=?", (sha256, asr_id, language)
+        )
+        return {"text": rows[0][0], "error": rows[0][1]} if rows else None
 
     def item_counts(self) -> dict[str, dict[str, Any]]:
         """kind -> {"items": status -> count, "ids": {item_id: status}} for every kind of item in the store

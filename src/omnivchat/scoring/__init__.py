@@ -1,4 +1,5 @@
-"""Pure scoring maths: gated rubric score (Eq. 1), means (Eq. 2), w(y), Reply Efficiency, style, Table 1."""
+"""Pure scoring maths: gated rubric score (Eq. 1), means (Eq. 2), w(y), Reply Efficiency, style, Table 1, Table 3
+(single-turn subcategories against their multi-turn extensions) and paired statistics."""
 
 from omnivchat.scoring._aggregate import (
     TABLE1_COLUMNS,
@@ -12,22 +13,47 @@ from omnivchat.scoring._aggregate import (
     table1_row,
     turn_kind_means,
 )
+from omnivchat.scoring._paired import (
+    Correlation,
+    PairedComparison,
+    SignFlipTest,
+    TTest,
+    compare_paired,
+    correlation,
+    mean_interval,
+    paired_t_test,
+    sign_flip_test,
+)
 from omnivchat.scoring._rubric import rubric_score
+from omnivchat.scoring._table3 import ExtensionRow, SideMean, Table3, table3
 from omnivchat.scoring._words import is_empty_reply, reply_efficiency, word_count
 
 __all__ = [
     "TABLE1_COLUMNS",
+    "Correlation",
+    "ExtensionRow",
+    "PairedComparison",
     "ScoredReply",
+    "SideMean",
+    "SignFlipTest",
+    "TTest",
     "Table1Row",
+    "Table3",
     "category_means",
+    "compare_paired",
+    "correlation",
     "is_empty_reply",
+    "mean_interval",
     "mean_length",
+    "paired_t_test",
     "pooled_mean",
     "reply_efficiency",
     "rubric_score",
+    "sign_flip_test",
     "style_rate",
     "subcategory_mean",
     "table1_row",
+    "table3",
     "turn_kind_means",
     "word_count",
 ]

@@ -128,6 +128,8 @@ class Behaviour:
     """Extra response headers."""
     model: str | None = None
     """Model name put in the answer (default: the request's `model`; Gemini: `modelVersion`)."""
+    system_fingerprint: str | None = None
+    """`system_fingerprint` put in every chunk and in the non-streaming answer (None: left out, as many servers do)."""
     error_body: str | None = None
     """With a status other than 200: this raw body instead of the error JSON (e.g. a proxy's HTML page)."""
     error_content_type: str = "text/html"
@@ -135,6 +137,15 @@ class Behaviour:
     bad_chunk: str | None = None
     """Streaming: this text as one event (its lines as `data:` lines) right after the role chunk, where a JSON
     chunk belongs (a proxy's complaint, say), then the stream goes on. Non-streaming: the whole 200 body."""
+
+    audio: bytes | str | None = None
+    """A spoken reply (OpenAI's modalities ["text", "audio"]): bytes are sent base64-encoded, as `message.audio.data`
+    or, streamed, as `delta.audio.data` pieces of `audio_chunk_bytes` each encoded on its own (OpenAI's and
+    DashScope's way); a str is sent verbatim as the data (audio that is not base64, say). None: no audio object."""
+    audio_transcript: str | None = None
+    """The server's own transcript of `audio` (`message.audio.transcript`; streamed in `chunk_chars` pieces)."""
+    audio_chunk_bytes: int = 4800
+    """Streaming: audio bytes per `delta.audio` chunk (4800: 0.1 s of 24 kHz 16-bit PCM)."""
 
     def __post_init__(self) -> None:
         for name in ("chunk_chars", "write_size", "cut_after", "stall_after"):
@@ -480,6 +491,8 @@ class _Core:
             }
             if include_usage:  # OpenAI puts "usage": null on every chunk but the last
                 obj["usage"] = None
+            if b.system_fingerprint is not None:
+                obj["system_fingerprint"] = b.system_fingerprint
             return event(obj)
 
         head = [chunk({"role": "assistant", "content": ""})]
@@ -489,7 +502,7 @@ class _Core:
             head.append(event(b'{"id":"' + ident.encode() + b'","choices":[{"index":0,"delta":{"content":"tru'))
         thoughts = [chunk({"reasoning_content": p}) for p in _split(reasoning or "", b.chunk_chars)]
         words = [chunk({"content": p}) for p in _split(text, b.chunk_chars)]
-        pieces = thoughts + words
+        pieces = thoughts + words + [chunk({"audio": a}) for a in _audio_deltas(b, ident)]
         tail: list[bytes] = []
         if b.error_in_stream is not None:
             pieces = [*thoughts, *words[:1], event(_error_body(500, b.error_in_stream))]
@@ -547,6 +560,13 @@ class _Core:
             message: dict[str, Any] = {"role": "assistant", "content": text}
             if reasoning is not None:
                 message["reasoning_content"] = reasoning
+            if b.audio is not None:
+                message["audio"] = {
+                    "id": f"audio-{ident}",
+                    "data": b.audio if isinstance(b.audio, str) else base64.b64encode(b.audio).decode(),
+                    "expires_at": created + 3600,
+                    "transcript": b.audio_transcript or "",
+                }
             body = _dumps(
                 {
                     "id": ident,
@@ -555,6 +575,7 @@ class _Core:
                     "model": model,
                     "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": b.finish_reason}],
                     "usage": usage,
+                    **({} if b.system_fingerprint is None else {"system_fingerprint": b.system_fingerprint}),
                 }
             )
         if b.malformed:
@@ -592,6 +613,24 @@ class _Core:
         # The closed connection cancels this handler (handler_cancellation); wait for that.
         await self._pause(None)
         return resp
+
+
+def _audio_deltas(b: Behaviour, ident: str) -> list[dict[str, Any]]:
+    """The `delta.audio` objects of a streamed spoken reply: its transcript pieces, then its data pieces."""
+    if b.audio is None:
+        return []
+    name = f"audio-{ident}"
+    deltas: list[dict[str, Any]] = [
+        {"id": name, "transcript": p} for p in _split(b.audio_transcript or "", b.chunk_chars)
+    ]
+    if isinstance(b.audio, str):
+        deltas.append({"id": name, "data": b.audio})
+    else:
+        size = max(1, b.audio_chunk_bytes)
+        deltas += [
+            {"id": name, "data": base64.b64encode(b.audio[i : i + size]).decode()} for i in range(0, len(b.audio), size)
+        ]
+    return deltas
 
 
 def _resolve(source: TextSource, payload: dict[str, Any]) -> str:
@@ -652,7 +691,8 @@ def _echoer(request: web.Request) -> Callable[[Any], Any]:
 
 def _echoed(b: Behaviour, echo: Callable[[Any], Any]) -> Behaviour:
     """``b`` with the key placeholders of every string it sends replaced (the texts are resolved apart)."""
-    names = ("error_message", "error_body", "bad_chunk", "error_in_stream", "model", "finish_reason")
+    names: tuple[str, ...] = ("error_message", "error_body", "bad_chunk", "error_in_stream", "model", "finish_reason")
+    names += ("system_fingerprint", "audio_transcript")
     changes: dict[str, Any] = {n: echo(getattr(b, n)) for n in names if isinstance(getattr(b, n), str)}
     if b.headers:
         changes["headers"] = echo(b.headers)

@@ -14,9 +14,36 @@ from pathlib import Path
 from typing import Any
 
 from omnivchat.errors import OmnivchatError
-from omnivchat.routes import ChatResponse, RouteError
+from omnivchat.routes import AttemptCost, ChatResponse, RouteError
 
 CALLS_FILE = "calls.sqlite"
+NO_PAID_REQUEST = "no paid request"  # an agent call that sent nothing billable (offline agents, local work)
+
+# What the agent call running on this thread has spent: agents report each paid request (report_cost).
+_meter = threading.local()
+
+
+def report_cost(cost: AttemptCost) -> None:
+    """Count one paid request (a hosted agent's model request, a render) in the agent call running on this thread;
+    outside an agent call it is ignored."""
+    spent = getattr(_meter, "costs", None)
+    if spent is not None:
+        spent.append(cost)
+
+
+def _call_cost(costs: list[AttemptCost]) -> AttemptCost:
+    """One agent call's cost: the sum of its paid requests; unknown when any is; 0 when it made none."""
+    if not costs:
+        return AttemptCost(0.0, NO_PAID_REQUEST)
+    unknown = next((c for c in costs if c.usd is None), None)
+    if unknown is not None:
+        return unknown
+    return AttemptCost(sum(c.usd or 0.0 for c in costs), costs[0].note if len(costs) == 1 else "priced")
+
+
+class BudgetReached(OmnivchatError):
+    """The synthesis's --budget would be passed by the next agent call: the instance stops here, not run (a rerun
+    with a larger budget resumes it, its calls so far replayed)."""
 
 
 class AgentCallError(OmnivchatError):
@@ -37,16 +64,27 @@ def call_key(agent: str, op: str, request: dict[str, Any]) -> str:
 class AgentCalls:
     """The synthesis's call cache over one run store, shared by the threads that synthesize instances."""
 
-    def __init__(self, path: Path, *, attempts: int = 3, backoff_s: float = 0.5) -> None:
-        from omnivchat.runs import RunStore
+    def __init__(
+        self, path: Path, *, attempts: int = 3, backoff_s: float = 0.5, budget_usd: float | None = None
+    ) -> None:
+        """``budget_usd``: the synthesis's total spending limit (what its store spent before counts). Before each
+        call the largest cost of one call of the same operation so far is reserved (nothing is known of a call
+        before it is made; the first of each operation reserves $0); a call that would pass the budget raises
+        :class:`BudgetReached`."""
+        from omnivchat.runs import Budget, CostTotals, RunStore, tally
 
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.budget = Budget(budget_usd) if budget_usd is not None else None
         self.store = RunStore(path)
         self.attempts = attempts
         self.backoff_s = backoff_s
         self._lock = threading.Lock()
         self.made = 0  # calls made in this process (not answered from the store)
         self.replayed = 0
+        self.cost = CostTotals()  # this process's call attempts and what they cost
+        self._largest: dict[str, float] = {}
+        if self.budget is not None:
+            self.budget.before = tally(self.store.cost_rows()).total
 
     def close(self) -> None:
         self.store.close()
@@ -77,8 +115,14 @@ class AgentCalls:
         cause: BaseException | None = None
         for attempt in range(1, self.attempts + 1):
             with self._lock:
+                token = None
+                if self.budget is not None:
+                    token = self.budget.reserve(self._largest.get(op, 0.0))
+                    if token is None:
+                        raise BudgetReached(f"{item_id}: {agent} {op} not made: the budget would be passed")
                 attempt_id = self.store.start_attempt(key, item_id)
             started = time.monotonic()
+            _meter.costs = []
             try:
                 answer = fn()
             except (RouteError, OSError, OmnivchatError) as err:
@@ -86,15 +130,31 @@ class AgentCalls:
                 failure = err if isinstance(err, RouteError) else RouteError("media", last)
                 with self._lock:
                     self.store.finish_attempt(attempt_id, key, failure)
+                    self._settle(attempt_id, token, op)
                 if not failure.retryable:  # a local failure (a file, a bad spec) gives the same result again
                     break
                 time.sleep(self.backoff_s * attempt)
                 continue
+            except BaseException:
+                _meter.costs = None
+                raise
             text = json.dumps(answer, ensure_ascii=False, sort_keys=True)
             with self._lock:
                 self.store.finish_attempt(
                     attempt_id, key, ChatResponse(text=text, latency_s=time.monotonic() - started, model=agent)
                 )
+                self._settle(attempt_id, token, op)
             self.made += 1
             return answer, False
         raise AgentCallError(f"{item_id}: {agent} {op} failed after {self.attempts} attempt(s): {last}", cause)
+
+    def _settle(self, attempt_id: int, token: int | None, op: str) -> None:
+        """Record the cost of the attempt that just ended on this thread (held: ``self._lock``)."""
+        cost = _call_cost(getattr(_meter, "costs", None) or [])
+        _meter.costs = None
+        self.store.record_cost(attempt_id, cost.usd, cost.note)
+        self.cost.add(cost)
+        if cost.usd is not None:
+            self._largest[op] = max(self._largest.get(op, 0.0), cost.usd)
+        if self.budget is not None and token is not None:
+            self.budget.settle(token, cost)

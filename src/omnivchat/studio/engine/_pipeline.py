@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from omnivchat.bench import Criterion
+from omnivchat.routes import AttemptCost
 from omnivchat.studio.config import SubcategoryConfig
 from omnivchat.studio.engine._agents import Agents, DirectorRequest, RenderFailed, RenderRefused, RenderRequest
 from omnivchat.studio.engine._answers import (
@@ -43,7 +44,7 @@ from omnivchat.studio.engine._answers import (
     ReplyPlanAnswer,
     VideoPlanAnswer,
 )
-from omnivchat.studio.engine._calls import AgentCallError, AgentCalls
+from omnivchat.studio.engine._calls import AgentCallError, AgentCalls, report_cost
 from omnivchat.studio.engine._prompts import INSTRUCTIONS
 from omnivchat.studio.engine._trace import Cost, Step, Trace, module_name
 from omnivchat.studio.engine._types import (
@@ -343,7 +344,9 @@ class Synthesis:
         }
 
         def render() -> dict[str, Any]:
-            return renderer.render(request).model_dump(mode="json")
+            clip = renderer.render(request)
+            report_cost(AttemptCost(clip.cost_usd, "priced" if clip.cost_usd is not None else "no price"))
+            return clip.model_dump(mode="json")
 
         def still_there(answer: dict[str, Any]) -> bool:
             path = self.workdir / answer["path"]

@@ -34,7 +34,7 @@ from omnivchat._files import OutputError, check_output_dir, write_text_atomic
 from omnivchat.errors import OmnivchatError
 from omnivchat.studio.config import SubcategoryConfig
 from omnivchat.studio.engine._agents import Agents
-from omnivchat.studio.engine._calls import CALLS_FILE, AgentCallError, AgentCalls
+from omnivchat.studio.engine._calls import CALLS_FILE, AgentCallError, AgentCalls, BudgetReached
 from omnivchat.studio.engine._pipeline import Budgets, Job, Result, Synthesis, copy_clip
 from omnivchat.studio.engine._trace import Trace
 from omnivchat.studio.engine._types import Passage
@@ -80,6 +80,9 @@ class Summary:
     cost_usd: float = 0.0
     unpriced_renders: int = 0
     calls_by_agent: Counter[str] = field(default_factory=Counter)
+    not_run: list[str] = field(default_factory=list)  # instances a --budget stopped before they ended
+    call_cost: Any = None  # omnivchat.runs.CostTotals: this invocation's agent calls and what they cost
+    budget: Any = None  # omnivchat.runs.Budget, when one was given
 
 
 def load_corpus(path: Path) -> list[Passage]:
@@ -161,13 +164,21 @@ def studio_run(
     budgets: Budgets | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_done: Callable[[Trace], None] | None = None,
+    budget_usd: float | None = None,
 ) -> Summary:
     """Synthesize ``n`` instances of each configuration into the bench directory ``output`` (see the module
-    docstring). ``on_start(total, already_done)`` and ``on_done(trace)`` report progress."""
-    from omnivchat.runs import run_lock
+    docstring). ``on_start(total, already_done)`` and ``on_done(trace)`` report progress.
+
+    ``budget_usd``: the synthesis's total spending limit (agent calls and renders; what its store spent before
+    counts): an instance whose next call would pass it stops, not run, and a rerun with a larger budget resumes
+    it. Refused when an agent has no price."""
+    from omnivchat.runs import Budget, run_lock
 
     if n < 1:
         raise StudioError(f"--n must be at least 1, got {n}")
+    if budget_usd is not None:
+        Budget(budget_usd)  # a positive amount
+        _check_priced(agents)
     codes = [c.code for c in configs]
     repeated = sorted({c for c in codes if codes.count(c) > 1})
     if repeated:
@@ -196,7 +207,24 @@ def studio_run(
     output.mkdir(parents=True, exist_ok=True)
     with run_lock(output, "studio run"):
         _check_manifest(output, manifest)
-        return _synthesize(configs, output, agents, passages, manifest, budgets, concurrency, on_start, on_done)
+        return _synthesize(
+            configs, output, agents, passages, manifest, budgets, concurrency, on_start, on_done, budget_usd
+        )
+
+
+def _check_priced(agents: Agents) -> None:
+    """A budget needs every paid agent's price: the hosted Director's and Reviewer's routes, the renderer's."""
+    from omnivchat.runs import BudgetError, check_priced
+
+    for role, agent in (("Director", agents.director), ("Reviewer", agents.reviewer)):
+        route = getattr(agent, "route", None)  # hosted agents: offline ones make no paid request
+        if route is not None:
+            check_priced(route, f" (the {role}: give it a price in the agents file)")
+    if getattr(agents.renderer, "priced", True) is False:
+        raise BudgetError(
+            f"--budget needs the renderer's price, and {agents.renderer.name} has none: set price_per_s in the "
+            "agents file's [renderer] table"
+        )
 
 
 def _synthesize(
@@ -209,6 +237,7 @@ def _synthesize(
     concurrency: int,
     on_start: Callable[[int, int], None] | None,
     on_done: Callable[[Trace], None] | None,
+    budget_usd: float | None = None,
 ) -> Summary:
     studio = output / STUDIO_DIR
     jobs = plan_jobs(configs, passages, n=manifest.n, seed=manifest.seed)
@@ -223,7 +252,8 @@ def _synthesize(
             todo.append(job)
     if on_start is not None:
         on_start(len(jobs), summary.already_done)
-    calls = AgentCalls(studio / CALLS_FILE)
+    calls = AgentCalls(studio / CALLS_FILE, budget_usd=budget_usd)
+    summary.budget = calls.budget
     try:
 
         def one(job: Job) -> tuple[Result, int]:
@@ -236,6 +266,9 @@ def _synthesize(
                 job = futures[future]
                 try:
                     result, repaired = future.result()
+                except BudgetReached:
+                    summary.not_run.append(job.id)
+                    continue
                 except (AgentCallError, OmnivchatError, OSError) as err:
                     summary.failed[job.id] = str(err)
                     continue
@@ -245,6 +278,7 @@ def _synthesize(
                     on_done(result.trace)
     finally:
         summary.calls_made, summary.calls_replayed = calls.made, calls.replayed
+        summary.call_cost = calls.cost
         calls.close()
     _tally(output, jobs, summary)
     summary.bench = _write_bench(output, manifest, jobs)

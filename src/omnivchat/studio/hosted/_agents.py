@@ -17,9 +17,20 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omnivchat.errors import OmnivchatError
-from omnivchat.routes import ChatRequest, Route, RouteError, Sampling, get_route, resolve_api_key
+from omnivchat.routes import (
+    ChatRequest,
+    ChatResponse,
+    Price,
+    Route,
+    RouteError,
+    Sampling,
+    attempt_cost,
+    get_route,
+    resolve_api_key,
+)
 from omnivchat.studio.engine import Answer, Caption, DirectorRequest, Question
 from omnivchat.studio.engine._answers import DIRECTOR_ANSWERS
+from omnivchat.studio.engine._calls import report_cost
 from omnivchat.studio.engine._trace import MULTI_TURN_MODULES, SINGLE_TURN_MODULES
 from omnivchat.studio.hosted._bridge import LoopThread
 from omnivchat.studio.hosted._prompts import (
@@ -60,6 +71,7 @@ class AgentSpec(BaseModel):
     media_input: Literal["video_url", "file", "frames"] | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
     timeout_s: float = Field(600.0, gt=0)
+    price: Price | None = Field(None, description="USD per million tokens (default: the model's route defaults).")
 
 
 class AgentsFile(BaseModel):
@@ -117,7 +129,20 @@ def _route(spec: AgentSpec, *, media: bool) -> Route:
     overrides["media_input"] = spec.media_input if media else "none"
     if spec.extra:
         overrides["extra_body"] = spec.extra
+    if spec.price is not None:
+        overrides["price"] = spec.price.model_dump()
     return get_route(spec.model, api_key=key, no_key=spec.no_key, trust_env=True, **overrides)
+
+
+def _send(loop: LoopThread, route: Route, chat: ChatRequest, timeout_s: float) -> ChatResponse:
+    """One request of an agent call, its cost reported to the call (from the usage, at the route's price)."""
+    try:
+        response = loop.run(route.send(route.prepare(chat)), timeout=timeout_s)
+    except RouteError as err:
+        report_cost(attempt_cost(err.usage, route.settings.price, http_status=err.http_status))
+        raise
+    report_cost(attempt_cost(response.usage, route.settings.price))
+    return response
 
 
 def _response_format(spec: AgentSpec, route: Route, schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -153,7 +178,7 @@ class RouteDirector:
             require_text=True,
             response_format=_response_format(self.spec, self.route, schema),
         )
-        response = self.loop.run(self.route.send(self.route.prepare(chat)), timeout=self.spec.timeout_s)
+        response = _send(self.loop, self.route, chat, self.spec.timeout_s)
         parsed = parse_json_object(response.text)
         return parsed if parsed is not None else response.text  # text: the engine's repair route decides
 
@@ -189,7 +214,7 @@ class RouteReviewer:
             require_text=True,
             response_format=_response_format(self.spec, self.route, schema),
         )
-        response = self.loop.run(self.route.send(self.route.prepare(chat)), timeout=self.spec.timeout_s)
+        response = _send(self.loop, self.route, chat, self.spec.timeout_s)
         if not response.delivered.audio:
             raise RouteError("unsupported", f"{clip.name}: the route did not deliver the clip's audio to the Reviewer")
         parsed = parse_json_object(response.text)

@@ -7,6 +7,7 @@
   text or a .json/.yaml file; ``image_side`` / ``user_side`` say where an object is for the picture and for
   the user (the selfie camera mirrors them).
 - ``load_timeline(clip)`` and ``sidecar_paths(clip)`` find what a render wrote beside a clip.
+- ``speak(text, voice=...)`` -> :class:`Utterance`: the speech alone (samples and word timings), as clips say it.
 
 Frames are drawn with Pillow (``_draw.py``); speech comes from espeak-ng (GPL-3.0), which runs only in a
 separate worker process (``_espeak_worker.py``, started by file path from ``_tts.py``), never in this one.
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
         image_side,
         user_side,
     )
+    from omnivchat.studio.render._tts import Utterance, speak
 
 _LAZY: dict[str, str] = {
     "RenderedClip": "_renderer",
@@ -59,6 +61,8 @@ _LAZY: dict[str, str] = {
     "SpeechLine": "_scene",
     "image_side": "_scene",
     "user_side": "_scene",
+    "Utterance": "_tts",
+    "speak": "_tts",
 }
 
 __all__ = [
@@ -71,11 +75,13 @@ __all__ = [
     "SceneObject",
     "SceneSpec",
     "SpeechLine",
+    "Utterance",
     "image_side",
     "load_spec",
     "load_timeline",
     "render_clip",
     "sidecar_paths",
+    "speak",
     "speech_timing",
     "user_side",
 ]

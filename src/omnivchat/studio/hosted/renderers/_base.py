@@ -244,6 +244,11 @@ class HostedVideoRenderer(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, base_url={self.base_url!r})"
 
+    @property
+    def priced(self) -> bool:
+        """Whether a render's cost is known (its model and resolution have a price, or ``price_per_s`` is set)."""
+        return price_for(self.config.model, self.config.resolution, self.config.price_per_s) is not None
+
     # -------------------------------------------------------------------------------------- provider hooks
 
     @abstractmethod

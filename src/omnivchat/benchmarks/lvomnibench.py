@@ -1,0 +1,83 @@
+"""lvomnibench: LVOmniBench (arXiv 2603.19217), long videos (10-90 min) with their soundtrack, read as released on
+Hugging Face (``KD-TAO/LVOmniBench``).
+
+Dataset: ``data.json``, a list of questions: ``video_id`` (the file is ``<video_id>.mp4``), ``question``,
+``options`` (a list; whether each carries its ``"A. "`` prefix is not confirmed: prefixes are stripped only when
+every option has the right one), ``correct_option`` (a letter) and the breakdown keys ``question_type``,
+``audio_type``, ``difficulty`` and ``video_category`` (their values are not confirmed; an item without one counts
+under ``(missing)``). Media: ``videos/<video_id>.mp4`` with its soundtrack; ``--media`` is the ``videos`` folder
+(default: ``videos/`` beside ``data.json``).
+Item ids: ``<video_id>-<n>``, n counting that video's questions from 1 in file order; cluster: the video.
+Scores: accuracy overall and per question type, audio type, difficulty and video category, clustered by video.
+Chance: 1/K for K options (1/4 when there are four).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omnivchat.benchmarks._mcq import (
+    McqBenchmark,
+    McqMedia,
+    Release,
+    add_item,
+    annotations_file,
+    gold_letter,
+    inside,
+    label_field,
+    option_texts,
+    read_rows,
+    text_field,
+)
+from omnivchat.benchmarks._protocol import Source
+from omnivchat.benchmarks._registry import register
+
+DEFAULT_FILE = "data.json"
+BREAKDOWNS = ("question_type", "audio_type", "difficulty", "video_category")
+
+
+def read(source: Source) -> Release:
+    """Every question of ``data.json`` with its video, or every problem (file and item)."""
+    path = annotations_file(source.data, DEFAULT_FILE)
+    media = Path(source.media) if source.media else path.parent / "videos"
+    release = Release(path=path, media_root=media)
+    counts: dict[str, int] = {}
+    for label, row in read_rows(path):
+        where = f"{path}: {label}"
+        if not isinstance(row, dict):
+            release.problems.append(f"{where}: expected an object, got {type(row).__name__}")
+            continue
+        problems: list[str] = []
+        vid = text_field(row, "video_id", problems)
+        counts[vid] = counts.get(vid, 0) + 1
+        item_id = f"{vid}-{counts[vid]}"
+        if vid:
+            where += f" (id {item_id!r})"
+        question = text_field(row, "question", problems)
+        options = option_texts(row.get("options"), problems, prefixed=None)
+        gold = gold_letter(row, "correct_option", options, problems)
+        add_item(
+            release,
+            where,
+            problems,
+            id=item_id,
+            question=question,
+            options=options,
+            gold=gold,
+            media=McqMedia("video", (inside(media, f"{vid}.mp4", problems, "video_id"),)),
+            cluster=vid,
+            breakdown={name: label_field(row, name, problems) for name in BREAKDOWNS},
+        )
+    return release
+
+
+LVOMNIBENCH = register(
+    McqBenchmark(
+        name="lvomnibench",
+        title="LVOmniBench (arXiv 2603.19217): multiple-choice questions on long videos (10-90 min) with their "
+        "soundtrack; accuracy by question type, audio type, difficulty and category",
+        read=read,
+        breakdowns=BREAKDOWNS,
+        group="question_type",
+    )
+)
