@@ -772,3 +772,34 @@ def test_clips_cut_by_the_route_duration_limit_are_counted_beside_the_scores(
     cut = scores.metrics["clips cut to the route's duration limit"]
     assert cut["count"] == len(scores.items) > 0
     assert all(" s)" in entry for entry in cut["items"])
+
+
+def test_judge_on_a_benchmark_without_judges_says_so_and_claims_no_verdicts(
+    releases: dict[str, Path], tmp_path: Path
+) -> None:
+    """`judge` on a multiple-choice run sends and writes nothing: it once still printed "wrote verdicts under"."""
+    run_dir = tmp_path / "run"
+    assert run_eval("dailyomni", releases["dailyomni"], run_dir).exit_code == 0
+    judges = tmp_path / "judges.toml"
+    judges.write_text('[judges.a]\nmodel = "judge-a"\nbase_url = "http://127.0.0.1:9/v1"\n[panels]\ndefault = ["a"]\n')
+    for extra in ([], ["--dry-run"]):
+        result = runner.invoke(app, ["judge", str(run_dir), "--judges", str(judges), *extra], env={"COLUMNS": "200"})
+        assert result.exit_code == 0, result.output
+        assert "dailyomni needs no judges" in result.output and "wrote verdicts" not in result.output
+
+
+def test_resuming_on_another_server_is_refused_not_silently_re_sent(releases: dict[str, Path], tmp_path: Path) -> None:
+    """The run's identity names its endpoint and route settings (as the native bench's does): another host would
+    make every request key new and re-send, and re-pay, every item."""
+    run_dir = tmp_path / "run"
+    with LoopbackServer(Behaviour(text="A")) as server:
+        first = run_eval(
+            "dailyomni", releases["dailyomni"], run_dir, "--base-url", server.base_url, "--no-key", model=MODEL
+        )
+        assert first.exit_code == 0, first.output
+        sent = len(server.chat_requests)
+        other = server.base_url.replace("127.0.0.1", "localhost")
+        again = run_eval("dailyomni", releases["dailyomni"], run_dir, "--base-url", other, "--no-key", model=MODEL)
+        assert again.exit_code != 0
+        assert "endpoint" in " ".join(again.output.split())
+        assert len(server.chat_requests) == sent

@@ -281,3 +281,18 @@ def test_a_benchmark_that_scores_text_only_refuses_spoken_replies(tmp_path: Path
     with pytest.raises(SpokenError, match=r"benchmark omnivchat scores text replies only; .* by: byo, hf"):
         evaluate(get_benchmark("omnivchat"), None, Source(data=tmp_path), route, tmp_path / "run", options)
     assert not (tmp_path / "run" / "manifest.json").exists()
+
+
+@needs_asr
+def test_transcribe_refuses_a_run_without_spoken_replies(tmp_path: Path) -> None:
+    """A text run has nothing to transcribe: one line saying so, and no WER measured (a minute) nor written."""
+    from omnivchat.studio import render_clip
+
+    render_clip(SCENE, tmp_path / "media" / "red.mp4")
+    (tmp_path / "bench.json").write_text(json.dumps([{**ROWS[0], "video": "media/red.mp4"}]))
+    run_dir = tmp_path / "run"
+    args = ["eval", "--benchmark", "byo", "--data", str(tmp_path / "bench.json"), "--model", "sim:healthy"]
+    assert runner.invoke(app, [*args, "-o", str(run_dir), "--no-progress"]).exit_code == 0
+    result = runner.invoke(app, ["transcribe", str(run_dir), "--no-progress"], env=WIDE)
+    assert result.exit_code == 2 and f"{run_dir}: no spoken replies to transcribe" in result.output
+    assert not (run_dir / WER_FILE).exists()

@@ -67,6 +67,12 @@ def test_at_chance_with_both_streams_blames_no_stream():
     assert d.flags == {"no_fusion"} and any(line.startswith("AT CHANCE") for line in d.lines)
 
 
+def test_below_chance_is_not_called_at_chance_and_points_at_unparsed_replies():
+    d = diagnose(grid([0] * 8, [0] * 8, [0] * 8, [0] * 8), chance=0.25)
+    line = next(line for line in d.lines if "CHANCE" in line)
+    assert line.startswith("BELOW CHANCE") and "unparsed" in line
+
+
 def test_a_small_floor_on_a_rubric_bench_does_not_hide_a_large_gain():
     """Real models score a little above 0 with no media on almost any rubric (a language gate, a polite tier):
     a floor of about 0.03 must not hide a fusion gain of 0.40 (chance 0, default floor margin 0.10)."""

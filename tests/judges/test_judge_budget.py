@@ -81,3 +81,12 @@ def test_a_price_does_not_change_a_judges_identity(run, server, tmp_path):
     again = runner.invoke(app, ["judge", str(run), "--judges", judges(tmp_path, server), "--no-progress"])
     assert again.exit_code == 0, again.output
     assert server.count == 4
+
+
+def test_judge_dry_run_without_a_price_points_at_the_judges_file(run, server, tmp_path):
+    """`judge` has no --defaults option: the hint must name where a judge's price goes."""
+    path = judges(tmp_path, server, price=False)
+    result = runner.invoke(app, ["judge", str(run), "--judges", path, "--dry-run"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "cost unknown (no price" in result.output and "in its judges file" in result.output
+    assert server.count == 0

@@ -250,3 +250,54 @@ def test_budget_scales_estimates_up_by_real_costs():
     assert budget.refused_estimate_usd == pytest.approx(0.45)
     with pytest.raises(BudgetError, match="positive"):
         Budget(0.0)
+
+
+def test_budget_without_a_price_shows_valid_yaml_to_copy():
+    """The refusal's hint is pasted into a defaults file: its braces must balance (it once said `...}}`)."""
+    from omnivchat.runs import BudgetError
+    from omnivchat.runs._budget import check_priced
+
+    route = get_route("omni-test", base_url="http://127.0.0.1:9/v1", no_key=True)
+    with pytest.raises(BudgetError) as caught:
+        check_priced(route)
+    assert "price: {input_per_mtok: ..., output_per_mtok: ...} under" in str(caught.value)
+
+
+def test_runs_show_prints_token_counts_as_whole_numbers(small_bench, server, tmp_path):
+    """Token counts are counts: `runs show` once printed them as floats ("prompt_tokens 4000.0")."""
+    out = tmp_path / "run"
+    assert invoke(eval_args(small_bench, server, out)).exit_code == 0
+    shown = invoke(["runs", "show", str(out)]).output
+    assert "Tokens: completion_tokens 2000, prompt_tokens 4000, total_tokens 6000" in shown, shown
+
+
+def test_an_attempt_kept_out_only_by_in_flight_reservations_waits_for_them():
+    """Reservations are scaled-up estimates: an attempt that fits once the attempts in flight settle at their (lower)
+    real cost is sent then, instead of stopping the run with most of its budget unspent."""
+    from omnivchat.routes import AttemptCost
+    from omnivchat.runs import Budget
+
+    async def scenario() -> tuple[int | None, int | None]:
+        budget = Budget(1.0)
+        first = budget.reserve(0.6)  # in flight, estimated at 0.6
+        waiting = asyncio.create_task(budget.reserve_when_settled(0.6))  # 0.6 + 0.6 > 1.0: waits, does not stop
+        await asyncio.sleep(0.01)
+        assert not waiting.done() and not budget.stopped
+        budget.settle(first, AttemptCost(0.1, "priced"))  # it cost less than estimated: the second one fits
+        second = await waiting
+        # a third one does not fit even with nothing in flight beyond the second: the run stops
+        budget.settle(second, AttemptCost(0.5, "priced"))
+        return second, await budget.reserve_when_settled(0.6)
+
+    second, third = asyncio.run(scenario())
+    assert second is not None and third is None
+
+
+def test_a_small_budget_is_spent_before_the_run_stops(small_bench, server, defaults, tmp_path):
+    """With many requests in flight, the stop comes when the budget is really spent, not when reservations fill it."""
+    out = tmp_path / "run"
+    args = eval_args(small_bench, server, out, "--defaults", str(defaults), "--concurrency", "4")
+    stopped = invoke([*args, "--budget", "0.5"])
+    assert stopped.exit_code == 3, stopped.output
+    assert server.count == 2  # 2 x $0.20 fit in $0.50; a third would pass it
+    assert run_cost(out).total.spent_usd == pytest.approx(0.4)

@@ -60,7 +60,7 @@ from omnivchat.benchmarks._registry import read_run_manifest
 from omnivchat.errors import OmnivchatError
 from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
-from omnivchat.runs import STORE_FILE, RunStatus, RunStore, package_record
+from omnivchat.runs import STORE_FILE, RunStatus, RunStore, package_record, route_identity
 
 CLIPS = "clips"
 """The folder of a run directory where composed clips are cached."""
@@ -544,7 +544,7 @@ class McqBenchmark:
             },
             "refused": dataset.refused,
             "prompt_card": {"source": dataset.card.source, "sha256": dataset.card.sha256},
-            "route": {"model": route.model_id, "kind": route.settings.route},
+            "route": route_identity(route).model_dump(),  # another server or other settings: another run
             "sampling": options.sampling.model_dump(),
             "condition": options.condition,
             "simulated": options.simulated,

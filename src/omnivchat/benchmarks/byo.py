@@ -55,7 +55,7 @@ from omnivchat.benchmarks._spoken import SPOKEN_METRIC, SpokenScoring
 from omnivchat.errors import OmnivchatError
 from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
-from omnivchat.runs import STORE_FILE, RunStatus, RunStore, package_record
+from omnivchat.runs import STORE_FILE, RunStatus, RunStore, package_record, route_identity
 from omnivchat.scoring.spoken import normalize, score_spoken
 
 PROTOCOL = "byo-run-v1"
@@ -331,7 +331,7 @@ class ByoBench:
             "data_sha256": dataset.sha256,
             "items": {i.qid: i.task for i in dataset.items},
             "media_sha256": {i.qid: _sha256(i.media) for i in dataset.items},
-            "route": {"model": route.model_id, "kind": route.settings.route},
+            "route": route_identity(route).model_dump(),  # another server or other settings: another run
             "sampling": options.sampling.model_dump(),
             "system_prompt_sha256": _sha256(options.system_prompt) if options.system_prompt else None,
             "condition": options.condition,

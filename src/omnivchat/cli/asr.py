@@ -121,6 +121,11 @@ def transcribe_command(
     if given is not None and given.asr_id != ident:  # refused before any work
         raise fail(f"{wer_file} measured another ASR (id {given.asr_id[:12]}; this one is {ident[:12]})")
     summary = transcribe_run(run_dir, the_asr, progress=progress)
+    if summary.replies == 0:  # a text run: measuring the WER (a minute) and writing it there would only mislead
+        raise fail(
+            f"{run_dir}: no spoken replies to transcribe (a reply's audio is kept only by `eval --reply-audio`, "
+            "and only for replies that arrived); the ASR's WER was not measured"
+        )
     console.print(
         f"{summary.replies} spoken replies: {summary.transcribed} transcribed now, {summary.reused} already, "
         f"{summary.failed} failed"

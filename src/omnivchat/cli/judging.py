@@ -97,7 +97,8 @@ def judge_command(
         print_failures(s.failures, s.first_errors, title=f"{kind}: unscored verdicts by kind")
     for note in outcome.notes:
         console.print(note, highlight=False, markup=False)
-    console.print(f"wrote verdicts under {outcome.where}")
+    if outcome.summaries:  # a benchmark that needs no judges wrote nothing: saying otherwise would mislead
+        console.print(f"wrote verdicts under {outcome.where}")
     stopped = [s for s in outcome.summaries.values() if s.budget is not None and s.budget.stopped]
     not_sent = sum(s.not_sent for s in outcome.summaries.values())
     if stopped and not_sent:

@@ -271,7 +271,9 @@ def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]
         ("Tokens", status.tokens),
     ):
         if values:
-            line = f"{title}: " + ", ".join(f"{k} {v}" for k, v in sorted(values.items()))
+            # token counts come back as floats (the status model): a count is printed as the whole number it is
+            shown = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in values.items()}
+            line = f"{title}: " + ", ".join(f"{k} {v}" for k, v in sorted(shown.items()))
             console.print(line, markup=False, highlight=False)
     if status.cost is not None:
         print_run_cost(status.cost, writing=status.writer is not None)

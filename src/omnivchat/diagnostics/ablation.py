@@ -137,9 +137,11 @@ def diagnose(
                 "does better with both streams than with either alone."
             )
         if at_chance:
+            below = means["both"] < chance - margin  # worse than guessing: often replies that do not parse
             lines.append(
-                f"AT CHANCE: with both streams the model scores {means['both']:.3f} (chance {chance:.3f}); which "
-                "stream it ignores cannot be told from these items."
+                f"{'BELOW' if below else 'AT'} CHANCE: with both streams the model scores {means['both']:.3f} (chance "
+                f"{chance:.3f}); which stream it ignores cannot be told from these items"
+                + ("; below chance usually means replies that do not parse: see `score` (unparsed)." if below else ".")
             )
         if "video_ignored" in flags:
             lines.append(f"VIDEO IGNORED: removing the video costs {point['video_reliance']:+.3f}.")

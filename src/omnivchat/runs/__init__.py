@@ -42,6 +42,7 @@ from omnivchat.runs._manifest import (
     build_manifest,
     differences,
     package_record,
+    route_identity,
     write_or_check_manifest,
 )
 from omnivchat.runs._progress import RunProgress
@@ -122,6 +123,7 @@ __all__ = [
     "package_record",
     "read_export",
     "read_manifest",
+    "route_identity",
     "run_cost",
     "run_eval",
     "run_eval_async",

@@ -7,12 +7,16 @@ estimated cost; an attempt that would take spent + reserved past the limit is no
 new is (its item stays "not run", not failed). When an attempt ends its reservation is replaced by its cost from
 the server's usage, or by its estimate when that cost is unknown. Estimates are only estimates: each one is scaled
 up by the largest ratio of an attempt's real cost to its estimate seen so far (never down), so a model that costs
-more than estimated is soon reserved at what it really costs. See docs/costs.md.
+more than estimated is soon reserved at what it really costs; until the run has one known cost, attempts go one at
+a time, so C requests in flight cannot pass the budget on estimates alone. An attempt kept out only by the
+reservations in flight waits for them to settle. See docs/costs.md.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
+import math
 from dataclasses import dataclass, field
 
 from omnivchat.errors import OmnivchatError
@@ -29,7 +33,7 @@ def check_priced(route: Route, what: str = "") -> None:
     if route.settings.price is None:
         raise BudgetError(
             f"--budget needs a price for {route.model_id}{what}, and it has none: set price: {{input_per_mtok: ..., "
-            "output_per_mtok: ...}} under its pattern in a --defaults FILE (docs/costs.md)"
+            "output_per_mtok: ...} under its pattern in a --defaults FILE (docs/costs.md)"
         )
 
 
@@ -47,10 +51,12 @@ class Budget:
     _scale: float = 1.0
     _reserved: dict[int, tuple[float, float]] = field(default_factory=dict)  # token -> (estimate, reserved)
     _tokens: itertools.count = field(default_factory=itertools.count)
+    _settled: asyncio.Event = field(default_factory=asyncio.Event)  # set whenever an attempt's cost is settled
+    _priced_here: int = 0  # attempts of this invocation settled at a known cost
 
     def __post_init__(self) -> None:
-        if not self.limit_usd > 0:
-            raise BudgetError(f"--budget must be a positive amount in USD, got {self.limit_usd}")
+        if not 0 < self.limit_usd < math.inf:  # NaN compares false; an infinite budget limits nothing
+            raise BudgetError(f"--budget must be a positive, finite amount in USD, got {self.limit_usd}")
 
     @property
     def scale(self) -> float:
@@ -81,6 +87,32 @@ class Budget:
         self._reserved[token] = (estimate_usd, reserved)
         return token
 
+    async def reserve_when_settled(self, estimate_usd: float) -> int | None:
+        """:meth:`reserve`, except that an attempt kept out only by the reservations of attempts in flight waits
+        for them to settle first: a reservation is a (scaled-up) estimate, the real cost usually less, so stopping
+        on it would end a run with most of its budget unspent."""
+        reserved = estimate_usd * self.scale
+        while (
+            not self.stopped
+            and self._reserved
+            and (
+                not self.calibrated  # until one real cost is known, one attempt at a time: estimates can be far off
+                or (
+                    self.spent_total_usd + self.reserved_usd + reserved > self.limit_usd
+                    and self.spent_total_usd + reserved <= self.limit_usd
+                )
+            )
+        ):
+            self._settled.clear()
+            await self._settled.wait()
+            reserved = estimate_usd * self.scale
+        return self.reserve(estimate_usd)
+
+    @property
+    def calibrated(self) -> bool:
+        """Whether an attempt of the run has a known cost to scale estimates by (this invocation's or before it)."""
+        return self._priced_here > 0 or self.before.priced > 0
+
     def reservation(self, token: int) -> float:
         """What the attempt of ``token`` is reserved at (its scaled estimate)."""
         return self._reserved[token][1] if token in self._reserved else 0.0
@@ -91,10 +123,12 @@ class Budget:
         estimate, reserved = self._reserved.pop(token, (0.0, 0.0))
         if cost.usd is None:
             self.spent_usd += reserved
-            return
-        self.spent_usd += cost.usd
-        if estimate > 0 and cost.usd > estimate:
-            self._scale = max(self._scale, cost.usd / estimate)
+        else:
+            self.spent_usd += cost.usd
+            self._priced_here += 1
+            if estimate > 0 and cost.usd > estimate:
+                self._scale = max(self._scale, cost.usd / estimate)
+        self._settled.set()  # an attempt waiting on reservations may now fit (or know it never will)
 
     def message(self, *, done: int, total: int, not_sent: int, what: str = "items") -> str:
         """One line: the budget, what was spent, how far the run got, and how to resume."""

@@ -102,7 +102,10 @@ class DryRun:
         if self.rates is not None:
             out.append(f"  token rates: {self.rates.source}")
         if self.usd is None:
-            out.append("estimated cost: cost unknown (no price; set one with --defaults FILE, docs/costs.md)")
+            out.append(
+                "estimated cost: cost unknown (no price; set one with --defaults FILE, or a judge's in its judges "
+                "file; docs/costs.md)"
+            )
         else:
             out.append(
                 f"estimated cost: {money(self.usd)} at most (every request once, each reply at max tokens; "

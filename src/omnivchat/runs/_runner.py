@@ -177,7 +177,7 @@ class Runner:
             async with self.limiter:
                 token = None
                 if self.budget is not None:
-                    token = self.budget.reserve(estimate or 0.0)
+                    token = await self.budget.reserve_when_settled(estimate or 0.0)
                     if token is None:  # not sent: the item keeps the record it had (none: not run)
                         summary.not_sent += 1
                         self.state.not_sent += 1
