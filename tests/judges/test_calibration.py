@@ -81,6 +81,7 @@ def test_rule_judge_on_the_minibench(minibench: Path, tmp_path: Path) -> None:
     assert rule["unscored"] == 0
     # the rule judge proves style failures only: the references' style is unscored, not a pass and not a miss
     assert rule["reference_style_rate"]["n"] == 0 and rule["style_unscored"] == len(bench.instances)
+    assert rule["unscored_reasons"] == {"style: undecided": len(bench.instances)}
     ids = [p["id"] for p in report["perturbations"]]
     assert len(ids) == len(set(ids))
     assert {p["rule"] for p in report["perturbations"]} >= {"language", "negate", "swap", "remove", "list", "number"}
@@ -385,9 +386,22 @@ def test_director_proposals_are_verified() -> None:
     ]:
         text, reason = verify_proposal(number, answer)
         assert text is None and why in reason, (answer, reason)
-    assert "machine checks disagree" in verify_proposal(Target(COUNTED, 3, "detail"), json.dumps({"reply": "Hi."}))[1]
+    wrong_one = json.dumps({"reply": COUNTED.reference.replace("three", "four")})  # breaks criterion 2, not 3
+    assert "machine checks disagree" in verify_proposal(Target(COUNTED, 3, "detail"), wrong_one)[1]
     listing = Target(UNCHECKED, "style", "list")
     assert "not a list" in verify_proposal(listing, json.dumps({"reply": UNCHECKED.reference + " Yes."}))[1]
+    fact = Target(UNCHECKED, 2, "fact")
+    rewritten = json.dumps({"reply": "Trains are faster than cars, you know."})
+    assert "shares too little" in verify_proposal(fact, rewritten)[1]  # a rewrite, not one change
+    from omnivchat.judges._calibration import director_request
+    from omnivchat.routes import Sampling
+
+    asked = director_request(fact, Sampling())
+    prompt = f"{asked.system_prompt}\n{asked.text}"
+    for echo in ["the rewritten reply", "Identifies the pattern as a reindeer."]:  # the template, a criterion
+        assert "copies the request" in verify_proposal(fact, json.dumps({"reply": echo}), prompt)[1]
+    changed = json.dumps({"reply": "That mug has a red snowman pattern on it, very festive!"})
+    assert verify_proposal(fact, changed, prompt)[1] == "ok"
     language = Target(UNCHECKED, 1, "language")
     assert "still English" in verify_proposal(language, json.dumps({"reply": "It is red."}))[1]
     assert verify_proposal(language, json.dumps({"reply": "那个杯子上有红色的驯鹿图案。"}))[1] == "ok"
@@ -397,17 +411,23 @@ def test_a_director_route_writes_perturbations_every_judge_sees(tmp_path: Path) 
     bench = _small_bench(tmp_path / "bench")
     with LoopbackServer(rules=lambda r: Behaviour(text=_director_answer(message_text(r)))) as server:
         route = get_route("dir-model", base_url=server.base_url, media_input="none")
+        director = Director(route, structured_output="json_object")
         report = calibrate(
-            bench, JudgesConfig(), ["rule"], tmp_path / "cal", director=Director(route), max_attempts=2, progress=False
+            bench, JudgesConfig(), ["rule"], tmp_path / "cal", director=director, max_attempts=2, progress=False
         )
         asked = server.count
         assert asked == 8 + 3  # 8 targets (3 criteria and style, twice), and the 3 rejected ones asked again
+        sent = server.chat_requests[0].json
+        assert sent["response_format"]["type"] == "json_object"  # llama.cpp's form of the answer's schema
+        assert sent["response_format"]["schema"]["required"] == ["reply"]
         again = calibrate(
             bench,
             JudgesConfig(),
             ["rule"],
             tmp_path / "cal",
-            director=Director(get_route("dir-model", base_url=server.base_url, media_input="none")),
+            director=Director(
+                get_route("dir-model", base_url=server.base_url, media_input="none"), structured_output="json_object"
+            ),
             progress=False,
         )
         assert server.count == asked  # the stored set is reused: the Director is not asked again
@@ -438,6 +458,9 @@ def test_a_director_route_writes_perturbations_every_judge_sees(tmp_path: Path) 
     # the rule judge sees them too: the Director's number change on the checked instance is caught
     assert rule["detection_by_rule"]["number (director:dir-model)"]["rate"] == 1.0
     assert report["perturbation_origins"]["director:dir-model"] == 5
+    # the mug's criteria carry no machine check: the rule judge leaves its reference and perturbations unscored
+    mug = sum(p["instance"] == "mug" for p in report["perturbations"])
+    assert rule["unscored"] == 1 + mug and rule["unscored_reasons"]["rubric: undecided"] == 1 + mug
 
 
 def test_the_director_flags_on_the_command_line(minibench: Path, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ tier and for style, and false misses on untouched criteria, with Wilson interval
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,6 +13,13 @@ from rich.table import Table
 
 from omnivchat.cli._app import RETRY_ATTEMPTS, console, fail
 from omnivchat.cli._options import ProgressOption, RouteOptions, route_options
+
+
+class StructuredOutput(StrEnum):
+    auto = "auto"
+    json_schema = "json_schema"
+    json_object = "json_object"
+    off = "off"
 
 
 def _cell(value: dict[str, Any] | None) -> str:
@@ -41,6 +49,14 @@ def calibrate_command(
     director_concurrency: Annotated[
         int, typer.Option("--director-concurrency", min=1, help="Director requests in flight at most.")
     ] = 4,
+    director_json: Annotated[
+        StructuredOutput,
+        typer.Option(
+            "--director-structured-output",
+            help="How the Director's answer schema is sent: json_schema (OpenAI, vLLM, SGLang), json_object "
+            "(llama.cpp), off; auto: only on the Gemini native route.",
+        ),
+    ] = StructuredOutput.auto,
     style: Annotated[
         bool, typer.Option("--style/--no-style", help="Grade the style checklist on references and list perturbations.")
     ] = True,
@@ -74,7 +90,12 @@ def calibrate_command(
         writer = None
         if director is not None:
             sampling = route.sampling(temperature=0.0, max_tokens=1024)
-            writer = Director(route.route(director), sampling=sampling, concurrency=director_concurrency)
+            writer = Director(
+                route.route(director),
+                sampling=sampling,
+                concurrency=director_concurrency,
+                structured_output=director_json.value,
+            )
         with run_lock(folder, "judges calibrate"):  # the report too: one writer from the first request to the last
             report = calibrate(
                 bench, config, names, folder, director=writer, style=style, max_attempts=max_attempts, progress=progress

@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from omnivchat._canonical import sha256_text
 from omnivchat.bench import Bench, Instance
@@ -62,6 +62,13 @@ CALIBRATION_STORE = "store.sqlite"
 CALIBRATION_MODEL = "the assistant"  # the model name the rubric prompt is given: the reference has no model
 LOCK_COMMAND = "judges calibrate"
 Z95 = 1.959963984540054
+PROPOSAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"reply": {"type": "string"}},
+    "required": ["reply"],
+    "additionalProperties": False,
+}
+StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
 
 
 class CalibrationError(OmnivchatError, ValueError):
@@ -106,10 +113,24 @@ class Director:
     route: Route
     sampling: Sampling = field(default_factory=lambda: Sampling(temperature=0.0, max_tokens=1024))
     concurrency: int = 4
+    structured_output: StructuredOutput = "auto"
+    """How the answer's JSON schema is sent, as for judges: json_schema (OpenAI, vLLM, SGLang), json_object
+    (llama.cpp), off; auto: only where the form is certain (the Gemini native route)."""
 
     @property
     def origin(self) -> str:
         return f"{DIRECTOR}:{self.route.model_id}"
+
+    def response_format(self) -> dict[str, Any] | None:
+        form = self.structured_output
+        if form == "off" or (form == "auto" and self.route.settings.route != "gemini"):
+            return None
+        if form == "json_object":
+            return {"type": "json_object", "schema": PROPOSAL_SCHEMA}
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": "perturbation", "schema": PROPOSAL_SCHEMA, "strict": True},
+        }
 
     def identity(self) -> dict[str, Any]:
         """What decides its perturbations (the endpoint and key excluded)."""
@@ -118,6 +139,7 @@ class Director:
             "model": self.route.model_id,
             "route": self.route.settings.route,
             "sampling": self.sampling.model_dump(exclude_none=True),
+            "structured_output": self.structured_output,
             "prompt_sha256": sha256_text(system + user),
         }
 
@@ -126,7 +148,7 @@ def _director_prompts() -> tuple[str, str]:
     return load_prompt(None, "calibration_director.txt")[0], load_prompt(None, "calibration_director_user.txt")[0]
 
 
-def director_request(target: Target, sampling: Sampling) -> ChatRequest:
+def director_request(target: Target, sampling: Sampling, response_format: dict[str, Any] | None = None) -> ChatRequest:
     """The Director's request for one target: the reference, the numbered rubric and what to break."""
     system, user = _director_prompts()
     instance = target.instance
@@ -140,7 +162,14 @@ def director_request(target: Target, sampling: Sampling) -> ChatRequest:
             what += f" (translate into {LANGUAGE_NAMES.get(other_language(instance.language), 'another language')})"
     language = LANGUAGE_NAMES.get(instance.language.split("-")[0].lower(), instance.language)
     text = user.format(language=language, reference=instance.reference, criteria=criteria, target=what)
-    return ChatRequest(item_id=target.item_id, system_prompt=system, text=text, sampling=sampling, require_text=True)
+    return ChatRequest(
+        item_id=target.item_id,
+        system_prompt=system,
+        text=text,
+        sampling=sampling,
+        require_text=True,
+        response_format=response_format,
+    )
 
 
 async def _director_perturbations(
@@ -153,7 +182,7 @@ async def _director_perturbations(
 
     def accept(request: ChatRequest, response: ChatResponse) -> str | None:
         nonlocal rejected_answers
-        text, why = verify_proposal(targets[request.item_id], response.text)
+        text, why = verify_proposal(targets[request.item_id], response.text, f"{request.system_prompt}\n{request.text}")
         if text is None:
             rejected_answers += 1
             return f"perturbation rejected: {why}"
@@ -170,7 +199,7 @@ async def _director_perturbations(
     )
     summary = RunSummary(run_dir=folder, total=len(targets))
     work: list[tuple[ChatRequest, dict[str, Any]]] = [
-        (director_request(t, director.sampling), {}) for t in targets.values()
+        (director_request(t, director.sampling, director.response_format()), {}) for t in targets.values()
     ]
     await runner.run_all(work, summary, progress=progress, label=f"director {director.route.model_id}")
     made: list[Perturbation] = []
@@ -178,7 +207,10 @@ async def _director_perturbations(
     for item_id, target in targets.items():
         row = store.item(item_id, kind)
         result = store.result(row["key"]) if row and row["status"] == "done" and row["key"] else None
-        text, why = verify_proposal(target, result.text) if result else (None, "")
+        asked = director_request(target, director.sampling)
+        text, why = (
+            verify_proposal(target, result.text, f"{asked.system_prompt}\n{asked.text}") if result else (None, "")
+        )
         if text is None:
             why = why or (f"{row['error_kind']}: {row['error']}" if row else "not asked")
             rejected.append(
@@ -345,9 +377,12 @@ def _readers(
 ) -> tuple[RubricReader, StyleReader]:
     """How a judge's verdicts are read: (hits or None, why) and (s(y) = 1 or None, why)."""
     if judge == RULE_JUDGE:
-        return (lambda _item, instance, text: rule_verdict(instance, text)), (
-            lambda _item, _instance, text: rule_style_verdict(text)
-        )
+
+        def rule_rubric(_item: str, instance: Instance, text: str) -> tuple[list[int] | None, str]:
+            hits, why = rule_verdict(instance, text)
+            return hits, why if hits is not None else "undecided: a criterion has no machine check"
+
+        return rule_rubric, lambda _item, _instance, text: rule_style_verdict(text)
     assert store is not None
 
     def read_rubric(item: str, _instance: Instance, _text: str) -> tuple[list[int] | None, str]:

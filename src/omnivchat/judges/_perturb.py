@@ -15,9 +15,10 @@ Rules (pure; a result is kept only when the machine checks confirm it, see :func
   criterion (requirement 4 of the style checklist: no lists) and keep every rubric criterion.
 
 A Director's proposal (:func:`verify_proposal`) must be one JSON object ``{"reply": ...}`` whose reply is not
-empty, differs from the reference, is not much longer, keeps the user's language (changes it, for the language
-gate), is a list exactly when style is the target, changes a number when a number is the target, and, where the
-criteria carry machine checks, breaks the target's and keeps the others'.
+empty, differs from the reference, copies nothing of the request (an echo of the instructions or a criterion), is
+not much longer and still shares much of the reference's text (one change, not a rewrite), keeps the user's
+language (changes it, for the language gate), is a list exactly when style is the target, changes a number when a
+number is the target, and, where the criteria carry machine checks, breaks the target's and keeps the others'.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from typing import Any
 
 from omnivchat.bench import Check, Instance
@@ -61,6 +63,10 @@ _ZH_DIGITS = "零一二三四五六七八九"
 _ZH_CLASSIFIERS = "个只张本位块条件台次天岁点"
 _NUMBER_SPAN = re.compile(r"\d+(?:\.\d+)?|[A-Za-z]+(?:-[A-Za-z]+)?|[零〇一二两三四五六七八九十]+")
 
+# A perturbation changes one thing: below this similarity to the reference (difflib's ratio over words and Chinese
+# characters) a reply is a rewrite.
+MIN_SIMILARITY = 0.2
+_TOKEN = re.compile(r"[\u4e00-\u9fff]|[^\W\u4e00-\u9fff]+")
 # What the Director is asked to do, per kind of target (the kinds are also the rule names of its results).
 KINDS = ("language", "number", "fact", "detail", "list")
 
@@ -387,8 +393,18 @@ def _json_reply(text: str) -> str | None:
     return reply if isinstance(reply, str) else None
 
 
-def verify_proposal(target: Target, answer: str) -> tuple[str | None, str]:
-    """(the perturbed reply, "ok"), or (None, why it is rejected): see the module docstring for the checks."""
+def _flat(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _tokens(text: str) -> list[str]:
+    """Words, and each Chinese character on its own: what the similarity of two replies is measured on."""
+    return _TOKEN.findall(text.casefold())
+
+
+def verify_proposal(target: Target, answer: str, asked: str = "") -> tuple[str | None, str]:
+    """(the perturbed reply, "ok"), or (None, why it is rejected): see the module docstring for the checks.
+    ``asked`` is the text of the request (instructions, rubric, target): a reply copied from it is an echo."""
     from omnivchat.scoring import is_empty_reply
     from omnivchat.scoring.spoken import detect_language, numbers_in
 
@@ -400,8 +416,10 @@ def verify_proposal(target: Target, answer: str) -> tuple[str | None, str]:
     text = text.strip()
     if is_empty_reply(text):
         return None, "the reply is empty"
-    if " ".join(text.split()).casefold() == " ".join(reference.split()).casefold():
+    if _flat(text) == _flat(reference):
         return None, "the reply is the reference unchanged"
+    if _flat(text) in _flat(asked.replace(reference, "\n")):
+        return None, "the reply copies the request (its instructions, rubric or target), not a changed reference"
     if len(text) > max(3 * len(reference), len(reference) + 200):
         return None, f"the reply is {len(text)} characters, far longer than the reference ({len(reference)})"
     language, said = _base(instance.language), detect_language(text)
@@ -410,6 +428,9 @@ def verify_proposal(target: Target, answer: str) -> tuple[str | None, str]:
             return None, f"the language gate is the target, and the reply is still {LANGUAGE_NAMES.get(language)}"
     elif language in LANGUAGE_NAMES and said != language:
         return None, f"the reply is not in {LANGUAGE_NAMES[language]}, the user's language"
+    similarity = SequenceMatcher(None, _tokens(text), _tokens(reference), autojunk=False).ratio()
+    if target.kind != "language" and similarity < MIN_SIMILARITY:
+        return None, f"the reply shares too little with the reference (similarity {similarity:.2f}): not one change"
     form = written_form(text)
     if target.kind == "list" and form != "a list":
         return None, "style is the target, and the reply is not a list"

@@ -63,7 +63,7 @@ def rule_style_verdict(reply: str) -> tuple[bool | None, str]:
     form = written_form(reply)
     if form is not None:
         return False, f"requirement 4: the reply holds {form}"
-    return None, "the rule judge can prove a style failure only (lists, tables, code, emoji), never a pass"
+    return None, "undecided: the rule judge proves style failures only (lists, tables, code, emoji), never a pass"
 
 
 def rule_verdict(instance: Instance, reply: str) -> tuple[list[int] | None, str]:
