@@ -88,3 +88,17 @@ def test_the_route_sends_a_large_clip_with_a_content_length_not_chunked(tmp_path
     assert int(sent.headers["Content-Length"]) == len(sent.body)
     url = sent.json["messages"][-1]["content"][0]["video_url"]["url"]
     assert base64.b64decode(url.split(",", 1)[1]) == clip.read_bytes()
+
+
+def test_a_clip_rewritten_in_place_is_hashed_again_and_a_missing_one_fails_as_media(tmp_path: Path) -> None:
+    """The hash and probe of a clip are remembered per file identity (path, inode, size, mtime): a rewrite is seen."""
+    path = tmp_path / "clip.bin"
+    path.write_bytes(b"first")
+    store = MediaStore()
+    first = store.add_file(path, "video/mp4")
+    path.write_bytes(b"second, longer")
+    assert store.add_file(path, "video/mp4") != first
+    route = get_route("some-omni-model", base_url="http://127.0.0.1:9/v1", api_key=Secret("k-not-secret"))
+    with pytest.raises(RouteError) as info:
+        route.prepare(ChatRequest(item_id="s1", clip=tmp_path / "gone.mp4"))
+    assert info.value.kind == "media" and "gone.mp4" in str(info.value)

@@ -12,6 +12,7 @@ hold C small buffers rather than C copies of every clip (its bytes, its base64 t
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import re
@@ -83,8 +84,7 @@ class MediaStore:
     """What preparing found of a file (its media.MediaInfo), so that a cost estimate need not probe it again."""
 
     def add_file(self, path: Path, mime: str) -> str:
-        with path.open("rb") as f:
-            digest = hashlib.file_digest(f, "sha256").hexdigest()
+        digest = _sha256(*_identity(path))
         self.files[digest] = (path, mime)
         return digest
 
@@ -133,6 +133,27 @@ class MediaStore:
         return StreamedBody(pieces=tuple(p for p in pieces if not isinstance(p, bytes) or p), size=size + len(tail))
 
 
+def _identity(path: Path) -> tuple[str, int, int, int]:
+    """A file as it is now: a clip rewritten in place gets a new identity (size or modification time)."""
+    st = path.stat()
+    return str(path), st.st_ino, st.st_size, st.st_mtime_ns
+
+
+# A benchmark sends the same clip with many questions: its hash and probe are worked out once per process, not once
+# per request (perf/perf_mc.py: 4 clips x 500 questions).
+@functools.lru_cache(maxsize=4096)
+def _sha256(path: str, inode: int, size: int, mtime_ns: int) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+@functools.lru_cache(maxsize=4096)
+def _probe(path: str, inode: int, size: int, mtime_ns: int) -> Any:
+    from omnivchat import media
+
+    return media.probe(Path(path), energy=False)
+
+
 def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[str, Any]], Delivered]:
     """Content parts for one clip under ``settings`` (a RouteSettings), and which streams they deliver.
 
@@ -147,13 +168,13 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
 
     try:
         # One probe when the clip already fits (the common case); fit_for_route re-encodes otherwise.
-        info = media.probe(clip, energy=False)
+        info = _probe(*_identity(clip))
         limit = settings.limits.max_duration_s
         cut_from = info.duration if limit is not None and info.duration > limit + 1e-3 else None
         fitted = clip
         if not fits(info, settings.limits):
             fitted = media.fit_for_route(clip, settings.limits)
-            info = media.probe(fitted, energy=False)
+            info = _probe(*_identity(fitted))
         parts: list[dict[str, Any]] = []
         if settings.media_input == "frames":
             for frame in media.sample_frames(fitted, fps=settings.frames_fps, max_frames=settings.max_frames):
@@ -177,6 +198,8 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
             parts.append({"type": "input_audio", "input_audio": {"data": data, "format": "wav"}})
     except media.MediaError as err:
         raise RouteError("media", str(err)) from None
+    except OSError as err:  # gone or unreadable since the benchmark loaded it
+        raise RouteError("media", f"{err.filename or clip}: cannot read ({err.strerror})") from None
     audio = audio_in_video or separate
     dropped = ("audio",) if info.has_audio and not audio else ()
     return parts, Delivered(video=info.has_video, audio=audio, dropped=dropped, cut_from_s=cut_from)
