@@ -59,6 +59,15 @@ class BenchmarkExport(ExportFile):
     """What the run's attempts cost, in all and per task (None in exports made before costs were kept)."""
 
 
+def manifest_tasks(run_dir: Path) -> dict[str, list[str]]:
+    """The keys of a run's items by task, from its manifest's ``items`` (key -> task): what a benchmark that scores
+    from its own records declared."""
+    tasks: dict[str, list[str]] = {}
+    for key, task in dict(read_run_manifest(run_dir).value("items") or {}).items():
+        tasks.setdefault(str(task), []).append(str(key))
+    return tasks
+
+
 def task_status(run_dir: Path, tasks: dict[str, list[str]]) -> RunStatus:
     """The status of a run whose manifest names its benchmark, model and items: ``tasks`` maps each task (store
     kind) to the keys of the items the run declared; counts come from the store, read-only."""

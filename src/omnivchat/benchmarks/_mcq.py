@@ -45,7 +45,7 @@ from omnivchat.benchmarks._choice import (
     parse_lenient,
     parse_strict,
 )
-from omnivchat.benchmarks._generic import BenchmarkExport, scores_of, task_export, task_status
+from omnivchat.benchmarks._generic import BenchmarkExport, manifest_tasks, scores_of, task_export, task_status
 from omnivchat.benchmarks._protocol import (
     Item,
     ItemResult,
@@ -209,7 +209,7 @@ def read_json(path: Path) -> Any:
         return json.loads(path.read_bytes())
     except OSError as err:
         raise McqError(f"{path}: cannot read ({err.strerror or err})") from None
-    except (ValueError, UnicodeDecodeError) as err:
+    except (ValueError, UnicodeDecodeError, RecursionError) as err:  # RecursionError: nested too deeply
         raise McqError(f"{path}: not valid JSON ({err})") from None
 
 
@@ -231,7 +231,7 @@ def read_rows(path: Path, *, columns: Sequence[str] | None = None) -> list[tuple
                 continue
             try:
                 rows.append((f"line {number}", json.loads(line)))
-            except ValueError as err:
+            except (ValueError, RecursionError) as err:
                 problems.append(f"{path}: line {number}: not valid JSON ({err})")
         if problems:
             raise McqError("\n".join(problems))
@@ -593,13 +593,6 @@ class McqBenchmark:
     def dataset_of(self, run_dir: Path, data: Path | None) -> None:
         return None  # scored from the run's own records and manifest
 
-    def _keys(self, run_dir: Path) -> dict[str, list[str]]:
-        items = read_run_manifest(run_dir).value("items") or {}
-        tasks: dict[str, list[str]] = {}
-        for key, task in dict(items).items():
-            tasks.setdefault(str(task), []).append(str(key))
-        return tasks
-
     def score(self, dataset: Any, run_dir: Path, options: ScoreOptions) -> Scores:
         """Every declared item: 1 right, 0 wrong or unparsed (counted), None for a failed request or an item never
         run (counted apart; the run is then incomplete). Metrics: see :func:`mcq_metrics`."""
@@ -607,7 +600,7 @@ class McqBenchmark:
         results: list[ItemResult] = []
         cut: list[str] = []
         with RunStore(run_dir / STORE_FILE, read_only=True) as store:
-            for task, keys in self._keys(run_dir).items():
+            for task, keys in manifest_tasks(run_dir).items():
                 for key in keys:
                     row = store.item(key, task)
                     if row is None:
@@ -642,10 +635,10 @@ class McqBenchmark:
         )
 
     def status(self, run_dir: Path) -> RunStatus:
-        return task_status(run_dir, self._keys(run_dir))
+        return task_status(run_dir, manifest_tasks(run_dir))
 
     def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> BenchmarkExport:
-        return task_export(run_dir, self._keys(run_dir), allow_incomplete=allow_incomplete)
+        return task_export(run_dir, manifest_tasks(run_dir), allow_incomplete=allow_incomplete)
 
 
 def legend(media: McqMedia, composed: Any) -> str:

@@ -39,7 +39,7 @@ from omnivchat.benchmarks._choice import (
     parse_lenient,
     parse_strict,
 )
-from omnivchat.benchmarks._generic import BenchmarkExport, scores_of, task_export, task_status
+from omnivchat.benchmarks._generic import BenchmarkExport, manifest_tasks, scores_of, task_export, task_status
 from omnivchat.benchmarks._protocol import (
     Item,
     ItemResult,
@@ -50,7 +50,7 @@ from omnivchat.benchmarks._protocol import (
     Scores,
     Source,
 )
-from omnivchat.benchmarks._registry import read_run_manifest, register
+from omnivchat.benchmarks._registry import register
 from omnivchat.benchmarks._spoken import SPOKEN_METRIC, SpokenScoring
 from omnivchat.errors import OmnivchatError
 from omnivchat.judges import write_benchmark_scores
@@ -374,13 +374,6 @@ class ByoBench:
     def dataset_of(self, run_dir: Path, data: Path | None) -> None:
         return None  # scored from the run's own records and manifest
 
-    def _keys(self, run_dir: Path) -> dict[str, list[str]]:
-        items = read_run_manifest(run_dir).value("items") or {}
-        tasks: dict[str, list[str]] = {}
-        for key, task in dict(items).items():
-            tasks.setdefault(str(task), []).append(str(key))
-        return tasks
-
     def score(self, dataset: Any, run_dir: Path, options: ScoreOptions) -> Scores:
         """Every item: 1 right, 0 wrong or unparsed, None for a failed request or an item never run (counted
         apart, the run incomplete). Metrics: accuracy with its bootstrap interval overall and per category, the
@@ -395,7 +388,7 @@ class ByoBench:
         path = run_dir / STORE_FILE
         with RunStore(path, read_only=True) as store:
             spoken = SpokenScoring.open(run_dir, store, options)
-            for task, keys in self._keys(run_dir).items():
+            for task, keys in manifest_tasks(run_dir).items():
                 for key in keys:
                     row = store.item(key, task)
                     if row is None:
@@ -456,10 +449,10 @@ class ByoBench:
         )
 
     def status(self, run_dir: Path) -> RunStatus:
-        return task_status(run_dir, self._keys(run_dir))
+        return task_status(run_dir, manifest_tasks(run_dir))
 
     def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> BenchmarkExport:
-        return task_export(run_dir, self._keys(run_dir), allow_incomplete=allow_incomplete)
+        return task_export(run_dir, manifest_tasks(run_dir), allow_incomplete=allow_incomplete)
 
 
 def _score_reply(key: str, task: str, reply: str, meta: dict[str, Any]) -> tuple[ItemResult, float | None]:
