@@ -28,7 +28,7 @@ import hashlib
 import json
 import re
 import string
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
@@ -240,6 +240,17 @@ def read_rows(path: Path, *, columns: Sequence[str] | None = None) -> list[tuple
     if not isinstance(data, list):
         raise McqError(f"{path}: expected a JSON list of items, got {type(data).__name__}")
     return [(f"item {n}", row) for n, row in enumerate(data)]
+
+
+def object_rows(release: Release, path: Path, *, columns: Sequence[str] | None = None) -> Iterator[tuple[str, dict]]:
+    """The rows of ``path`` (see :func:`read_rows`) that are objects, each with ``FILE: LABEL`` to name it; any other
+    row is a problem of ``release``."""
+    for label, row in read_rows(path, columns=columns):
+        where = f"{path}: {label}"
+        if isinstance(row, dict):
+            yield where, row
+        else:
+            release.problems.append(f"{where}: expected an object, got {type(row).__name__}")
 
 
 def _parquet_rows(path: Path, columns: Sequence[str] | None) -> list[dict[str, Any]]:

@@ -309,6 +309,11 @@ def _readme_configs(root: Path) -> dict[str, tuple[Path, ...]] | None:
         for split, patterns in _data_files(config.get("data_files"), readme):
             files: list[Path] = []
             for pattern in patterns:
+                if Path(pattern).is_absolute() or ".." in Path(pattern).parts:  # glob raises on one, escapes on both
+                    raise TablesError(
+                        f"{readme}: config {name!r} split {split!r}: {pattern!r} leaves the dataset folder "
+                        "(an absolute path or '..')"
+                    )
                 matched = sorted(p for p in root.glob(pattern) if p.is_file())
                 if not matched:
                     raise TablesError(f"{readme}: config {name!r} split {split!r}: no file matches {pattern!r}")

@@ -32,10 +32,10 @@ from omnivchat.benchmarks._mcq import (
     gold_letter,
     inside,
     label_field,
+    object_rows,
     option_texts,
     parquet_columns,
     path_list,
-    read_rows,
     text_field,
 )
 from omnivchat.benchmarks._protocol import Source
@@ -72,11 +72,7 @@ def read(source: Source) -> Release:
     if columns and "audio_path" not in columns and "audio_1" in columns:
         raise McqError(EMBEDDED.format(path=path))
     release = Release(path=path, media_root=media)
-    for label, row in read_rows(path, columns=COLUMNS):
-        where = f"{path}: {label}"
-        if not isinstance(row, dict):
-            release.problems.append(f"{where}: expected an object, got {type(row).__name__}")
-            continue
+    for where, row in object_rows(release, path, columns=COLUMNS):
         if "audio_path" not in row and "audio_1" in row:
             raise McqError(EMBEDDED.format(path=path))
         problems: list[str] = []

@@ -24,8 +24,8 @@ from omnivchat.benchmarks._mcq import (
     gold_letter,
     inside,
     label_field,
+    object_rows,
     option_texts,
-    read_rows,
     text_field,
 )
 from omnivchat.benchmarks._protocol import Source
@@ -41,11 +41,7 @@ def read(source: Source) -> Release:
     media = Path(source.media) if source.media else path.parent / "Videos"
     release = Release(path=path, media_root=media)
     counts: dict[str, int] = {}
-    for label, row in read_rows(path):
-        where = f"{path}: {label}"
-        if not isinstance(row, dict):
-            release.problems.append(f"{where}: expected an object, got {type(row).__name__}")
-            continue
+    for where, row in object_rows(release, path):
         problems: list[str] = []
         vid = text_field(row, "video_id", problems)
         counts[vid] = counts.get(vid, 0) + 1
@@ -56,6 +52,8 @@ def read(source: Source) -> Release:
         options = option_texts(row.get("Choice"), problems, prefixed=True, name="Choice")
         gold = gold_letter(row, "Answer", options, problems)
         video = inside(media, f"{vid}/{vid}_video.mp4", problems, "video_id")
+        # beside the video, named from its file name: a video id with a '/' in it must not raise here (with_name)
+        audio = video.with_name(video.name.removesuffix("_video.mp4") + "_audio.wav")
         add_item(
             release,
             where,
@@ -64,7 +62,7 @@ def read(source: Source) -> Release:
             question=question,
             options=options,
             gold=gold,
-            media=McqMedia("video+audio", (video,), (video.with_name(f"{vid}_audio.wav"),)),
+            media=McqMedia("video+audio", (video,), (audio,)),
             cluster=vid,
             breakdown={name: label_field(row, name, problems) for name in ("Type", "video_duration", "video_category")},
         )

@@ -25,8 +25,8 @@ from omnivchat.benchmarks._mcq import (
     gold_letter,
     inside,
     label_field,
+    object_rows,
     option_texts,
-    read_rows,
     text_field,
 )
 from omnivchat.benchmarks._protocol import Source
@@ -42,11 +42,7 @@ def read(source: Source) -> Release:
     media = Path(source.media) if source.media else path.parent / "videos"
     release = Release(path=path, media_root=media)
     counts: dict[str, int] = {}
-    for label, row in read_rows(path):
-        where = f"{path}: {label}"
-        if not isinstance(row, dict):
-            release.problems.append(f"{where}: expected an object, got {type(row).__name__}")
-            continue
+    for where, row in object_rows(release, path):
         problems: list[str] = []
         vid = text_field(row, "video_id", problems)
         counts[vid] = counts.get(vid, 0) + 1

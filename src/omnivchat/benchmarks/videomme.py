@@ -25,8 +25,8 @@ from omnivchat.benchmarks._mcq import (
     gold_letter,
     inside,
     label_field,
+    object_rows,
     option_texts,
-    read_rows,
     text_field,
 )
 from omnivchat.benchmarks._protocol import Source
@@ -61,11 +61,7 @@ def read(source: Source) -> Release:
     base = path.parent.parent if path.parent.name == "videomme" else path.parent
     media = Path(source.media) if source.media else base
     release = Release(path=path, media_root=media)
-    for label, row in read_rows(path, columns=COLUMNS):
-        where = f"{path}: {label}"
-        if not isinstance(row, dict):
-            release.problems.append(f"{where}: expected an object, got {type(row).__name__}")
-            continue
+    for where, row in object_rows(release, path, columns=COLUMNS):
         problems: list[str] = []
         item_id = text_field(row, "question_id", problems)
         if item_id:
