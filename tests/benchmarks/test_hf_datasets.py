@@ -512,3 +512,17 @@ def test_the_datasets_library_save_to_disk_is_read(clips: Path, tmp_path: Path) 
         ("q2", "open", "audio"),
     ]
     assert loaded.items[2].media.read_bytes() == voice
+
+
+@pytest.mark.parametrize("pattern", ["/etc/*.parquet", "../outside/*.parquet", "sub/../../outside/*.parquet"])
+def test_a_readme_config_pattern_outside_the_dataset_is_refused(tmp_path: Path, pattern: str) -> None:
+    """A card's data_files pattern read tables outside the dataset folder ('..'), or crashed (an absolute pattern:
+    NotImplementedError out of Path.glob)."""
+    write_parquet(tmp_path / "outside" / "t.parquet", columns(1))
+    carded = tmp_path / "carded"
+    write_parquet(carded / "sub" / "t.parquet", columns(1))
+    card = f"---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test\n    path: {pattern}\n---\n"
+    (carded / "README.md").write_text(card)
+    with pytest.raises(tables.TablesError, match="leaves the dataset folder") as caught:
+        tables.find_dataset(carded)
+    assert str(carded / "README.md") in str(caught.value)

@@ -803,3 +803,35 @@ def test_resuming_on_another_server_is_refused_not_silently_re_sent(releases: di
         assert again.exit_code != 0
         assert "endpoint" in " ".join(again.output.split())
         assert len(server.chat_requests) == sent
+
+
+@pytest.mark.parametrize(
+    ("video_id", "message"),
+    [
+        ("../abcDEF12345", "video_id '../abcDEF12345/../abcDEF12345_video.mp4' leaves the media folder"),
+        ("/etc", "video_id '/etc//etc_video.mp4' leaves the media folder"),
+        ("sub/abcDEF12345", "no such file"),
+    ],
+)
+def test_a_daily_omni_video_id_with_a_slash_is_the_item_s_problem_not_a_crash(
+    releases: dict[str, Path], video_id: str, message: str
+) -> None:
+    """The audio path was made with Path.with_name, which raised a bare ValueError for an id holding a '/'."""
+    path = bad_release(releases, "dailyomni", _set(dailyomni_rows(), "video_id", video_id))
+    with pytest.raises(McqError) as caught:
+        get_benchmark("dailyomni").load(Source(data=path))
+    first = str(caught.value).splitlines()[0]
+    assert first.startswith(f"{path}: item 0 (id '{video_id}-1')") or video_id in first, first
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_an_annotations_file_nested_too_deeply_is_one_clear_error(
+    releases: dict[str, Path], name: str, tmp_path: Path
+) -> None:
+    """JSON nested past Python's recursion limit raised a bare RecursionError out of every reader."""
+    for suffix in (".json", ".jsonl"):
+        path = releases[name] / f"deep{suffix}"
+        path.write_text("[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
+        with pytest.raises(McqError, match=f"{path}.*not valid JSON"):
+            get_benchmark(name).load(Source(data=path))

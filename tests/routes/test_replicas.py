@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from omnivchat.bench import Bench, Instance, load_bench, save_bench
 from omnivchat.cli import app
-from omnivchat.routes import ReplicaError, ReplicaPolicy, ReplicaSpec, get_route, load_endpoints
+from omnivchat.routes import ReplicaError, ReplicaPolicy, ReplicaSpec, RouteError, get_route, load_endpoints
 from omnivchat.routes._replicas import Replica, ReplicaSet, label_of
 from omnivchat.runs import RetryPolicy, RunStore, export_run, run_eval, run_status
 from omnivchat.runs._store import SCHEMA
@@ -205,11 +205,38 @@ def test_cooldown_doubles_while_probes_fail():
         waiting = asyncio.ensure_future(set_.acquire(down))
         await asyncio.sleep(0.05)
         assert probes == ["http://r1:8000/v1"] and replica.drained_until == 15.0  # 5 s, then 10 s
-        assert set_.note == "all 1 replicas drained: waiting (next probe in 10 s)"
+        assert set_.note == "all 1 replicas drained: waiting (next probe in 10 s; giving up in 600 s)"
         waiting.cancel()
         await set_.aclose()
 
     asyncio.run(go())
+
+
+def test_a_replica_set_down_for_too_long_fails_its_requests_instead_of_waiting_forever():
+    """A wrong port or a job that never started must end the run with a reason, not look slow forever."""
+
+    async def go() -> str:
+        set_ = ReplicaSet.build(
+            [ReplicaSpec("http://r1:8000/v1"), ReplicaSpec("http://r2:8000/v1")],
+            default_concurrency=1,
+            policy=ReplicaPolicy(cooldown_s=0.05, max_cooldown_s=0.05, give_up_s=0.3),
+        )
+
+        async def down(_: Replica) -> bool:
+            return False
+
+        for _ in range(2):
+            set_.release(await set_.acquire(down), "refused")
+        try:
+            with pytest.raises(RouteError) as info:
+                await asyncio.wait_for(set_.acquire(down), timeout=5)
+        finally:
+            await set_.aclose()
+        assert info.value.kind == "connection"
+        return str(info.value)
+
+    message = asyncio.run(go())
+    assert "all 2 replicas unreachable" in message and "gave up" in message and "r1:8000" in message
 
 
 # ---------------------------------------------------------------------------------------------- the store

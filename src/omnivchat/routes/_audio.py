@@ -131,9 +131,12 @@ def checked_wav(data: bytes, item_id: str) -> bytes:
         if chunk == b"fmt ":
             if size < 16 or body + 16 > len(data):
                 raise RouteError("malformed", f"{where} has a cut 'fmt ' chunk")
-            channels, _rate, _bps, block = struct.unpack_from("<HIIH", data, body + 2)
-            if channels < 1 or block < 1:
-                raise RouteError("malformed", f"{where} declares {channels} channels, {block}-byte frames")
+            channels, rate, _bps, block, bits = struct.unpack_from("<HIIHH", data, body + 2)
+            if channels < 1 or block < 1 or rate < 1 or bits < 1:  # no decoder plays it: not kept, retried
+                raise RouteError(
+                    "malformed",
+                    f"{where} declares {channels} channels, {block}-byte frames, {rate} Hz, {bits}-bit samples",
+                )
         elif chunk == b"data":
             if not block:
                 raise RouteError("malformed", f"{where} has its samples before its 'fmt ' chunk")

@@ -37,10 +37,17 @@ class Price(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    input_per_mtok: float = Field(ge=0, description="USD per million prompt tokens.")
-    output_per_mtok: float = Field(ge=0, description="USD per million output tokens (reasoning tokens included).")
-    audio_input_per_mtok: float | None = Field(default=None, ge=0, description="USD per million audio input tokens.")
-    video_input_per_mtok: float | None = Field(default=None, ge=0, description="USD per million video input tokens.")
+    # allow_inf_nan=False: an infinite price would make every cost inf or NaN, and a NaN spend never reaches a budget.
+    input_per_mtok: float = Field(ge=0, allow_inf_nan=False, description="USD per million prompt tokens.")
+    output_per_mtok: float = Field(
+        ge=0, allow_inf_nan=False, description="USD per million output tokens (reasoning tokens included)."
+    )
+    audio_input_per_mtok: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, description="USD per million audio input tokens."
+    )
+    video_input_per_mtok: float | None = Field(
+        default=None, ge=0, allow_inf_nan=False, description="USD per million video input tokens."
+    )
 
 
 class TokenRates(BaseModel):
@@ -113,9 +120,14 @@ FRAME_IMAGE_PIXELS_PER_TOKEN = 28 * 28
 # --------------------------------------------------------------------------------------------------- usage, cost
 
 
+MAX_TOKENS = 2**53
+"""Larger counts are not token counts (a server's garbage): beyond them a float no longer holds an integer exactly,
+and a count past ~1e308 cannot be priced at all (OverflowError)."""
+
+
 def _count(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 or not math.isfinite(value):
-        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= MAX_TOKENS:
+        return None  # also NaN, which compares false
     return int(value)
 
 
@@ -201,6 +213,8 @@ def attempt_cost(usage: dict[str, Any] | None, price: Price | None, *, http_stat
         if rate is not None and count is None:
             return AttemptCost(None, f"no {what} token count in usage (the price bills {what} apart)")
     usd = _priced(tokens.prompt, tokens.output, tokens.audio_in or 0, tokens.video_in or 0, price)
+    if not math.isfinite(usd):  # absurd counts at a huge price: unknown, never an inf spend
+        return AttemptCost(None, "cost out of range (usage or price too large)")
     return AttemptCost(usd, PRICED)
 
 

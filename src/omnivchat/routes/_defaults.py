@@ -187,7 +187,7 @@ def _load_user_file(path: Path) -> dict[str, dict[str, Any]]:
             data = json.loads(text)
         else:
             data = yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as err:
+    except (ValueError, yaml.YAMLError, RecursionError) as err:  # RecursionError: nested too deeply
         raise SettingsError(f"{path}: not valid {path.suffix.lstrip('.') or 'YAML'} ({err})") from None
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         raise SettingsError(f"{path}: expected a mapping of model patterns to settings")

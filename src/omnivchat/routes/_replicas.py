@@ -4,7 +4,8 @@ Each request goes to the replica with the fewest requests outstanding, never bey
 replica that refuses connections, or fails several requests in a row (5xx, timeouts, dropped streams), is drained:
 it gets no request for a cool-down, then is probed (``GET /models``) and comes back when it answers; each drain in
 a row doubles the cool-down. A retry avoids the replica that just failed it. When every replica is drained the
-requests wait for the earliest cool-down to end (the note says so) instead of failing.
+requests wait for the earliest cool-down to end (the note says so) instead of failing, up to ``give_up_s``: a set
+that stays down that long (a wrong port, a job that never started) fails its requests rather than wait forever.
 
 Where a request was served is recorded (the store keeps the replica of each attempt); it is not part of a run's
 identity: a run resumed with another replica set reuses every completed result. The identity of a replica set is
@@ -26,6 +27,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from omnivchat.errors import OmnivchatError
+from omnivchat.routes._types import RouteError
 
 Failure = Literal["refused", "unhealthy", "other"]
 """How an attempt failed, for the replica's health: ``refused`` (no connection: drained at once), ``unhealthy`` (a
@@ -58,6 +60,9 @@ class ReplicaPolicy:
     max_cooldown_s: float = 60.0
     probe_timeout_s: float = 5.0
     """How long a probe (``GET {base}/models``) may take."""
+    give_up_s: float = 600.0
+    """How long every replica may stay drained before waiting requests fail ("connection"): a run that cannot
+    reach any server must end and say so, not look slow forever."""
 
 
 def check_replica_url(url: str, where: str) -> str:
@@ -131,11 +136,15 @@ def _structured(path: Path, text: str) -> list[ReplicaSpec]:
     if path.suffix.lower() == ".json":
         try:
             json.loads(text)
+        except RecursionError:
+            raise ReplicaError(f"{path}: not valid JSON (nested too deeply)") from None
         except ValueError as err:
             line = getattr(err, "lineno", None)
             raise ReplicaError(f"{path}:{line}: not valid JSON ({getattr(err, 'msg', err)})") from None
     try:
         root = yaml.compose(text)  # nodes keep their line, for messages (JSON parses as YAML too)
+    except RecursionError:
+        raise ReplicaError(f"{path}: not valid YAML (nested too deeply)") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
@@ -221,6 +230,7 @@ class ReplicaSet:
     """Told the waiting note when it changes (the runner shows it on the progress line); None when not waiting."""
     clock: Callable[[], float] = time.monotonic
     note: str | None = None
+    _down_since: float | None = None  # when every replica was last found drained (None: one is healthy)
     _changed: asyncio.Event | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -291,12 +301,22 @@ class ReplicaSet:
                 self._say(None)
                 return choice
             timeout = None
-            if not healthy:
+            if healthy:
+                self._down_since = None
+            else:
+                self._down_since = now if self._down_since is None else self._down_since
+                left = self.policy.give_up_s - (now - self._down_since)
+                if left <= 0:
+                    raise RouteError(
+                        "connection",
+                        f"all {len(self.replicas)} replicas unreachable for {now - self._down_since:.0f} s "
+                        f"({', '.join(r.label for r in self.replicas)}): gave up; check the servers and resume",
+                    )
                 ends = [r.drained_until for r in self.replicas if r.drained_until is not None and not r.probing]
                 wait = max(0.0, min(ends) - now) if ends else None
                 when = f"next probe in {wait:.0f} s" if wait is not None else "probing"
-                self._say(f"all {len(self.replicas)} replicas drained: waiting ({when})")
-                timeout = wait
+                self._say(f"all {len(self.replicas)} replicas drained: waiting ({when}; giving up in {left:.0f} s)")
+                timeout = left if wait is None else min(wait, left)
             event = self._event()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), timeout=None if timeout is None else timeout + 0.01)

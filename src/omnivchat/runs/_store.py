@@ -466,8 +466,10 @@ class RunStore:
         tokens: dict[str, float] = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         for (usage,) in self._rows("SELECT usage FROM results"):
             for name, value in json.loads(usage).items():
-                # token counts always; a cost only when the server reported one (never estimated here)
-                if (name in tokens or name == "cost") and isinstance(value, int | float):
+                # token counts always; a cost only when the server reported one (never estimated here). A value
+                # that is no count (negative, NaN, a bool, past what a float holds) is a server's garbage: skipped.
+                plausible = isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 2**53
+                if (name in tokens or name == "cost") and plausible:
                     tokens[name] = tokens.get(name, 0) + value
         return {
             "items": items,
