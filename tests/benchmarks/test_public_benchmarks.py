@@ -835,3 +835,21 @@ def test_an_annotations_file_nested_too_deeply_is_one_clear_error(
         path.write_text("[" * 100_000 + "]" * 100_000 + "\n", encoding="utf-8")
         with pytest.raises(McqError, match=f"{path}.*not valid JSON"):
             get_benchmark(name).load(Source(data=path))
+
+
+def test_the_report_shows_the_cost_of_a_public_benchmark_run(releases: dict[str, Path], tmp_path: Path) -> None:
+    from omnivchat.report import build_report
+
+    defaults = tmp_path / "prices.yaml"
+    defaults.write_text(f"{MODEL}:\n  price:\n    input_per_mtok: 100\n    output_per_mtok: 200\n")
+    run_dir = tmp_path / "run"
+    usage = {"prompt_tokens": 1000, "completion_tokens": 500, "total_tokens": 1500}
+    with LoopbackServer(Behaviour(text="A", usage=usage)) as server:
+        args = ("--base-url", server.base_url, "--no-key", "--defaults", str(defaults))
+        result = run_eval("worldsense", releases["worldsense"], run_dir, *args, model=MODEL)
+    assert result.exit_code == 0, result.output
+    assert runner.invoke(app, ["score", str(run_dir)]).exit_code == 0
+    html = build_report([run_dir], tmp_path / "report.html").read_text(encoding="utf-8")
+    section = html[html.index('<section id="costs">') : html.index("</section>", html.index('<section id="costs">'))]
+    n = len(get_benchmark("worldsense").score(None, run_dir, ScoreOptions()).items)
+    assert f"${0.2 * n:.4f}" in section and "store.sqlite" in section

@@ -186,7 +186,7 @@ def _failures(runs: list[ScoredRun]) -> list[dict[str, Any]]:
     return out
 
 
-def _costs(runs: list[ScoredRun]) -> list[dict[str, Any]]:
+def _costs(runs: Sequence[ScoredRun | BenchmarkRun]) -> list[dict[str, Any]]:
     """Per run with a store: the known cost, the attempts priced and those of unknown cost (with why), per kind of
     request (the model's, each judge's); an unknown cost is never shown as $0."""
     from omnivchat.runs import money
@@ -718,7 +718,7 @@ def render_html(inputs: Inputs, output: Path, *, status: Callable[[str], None] |
         table1=_table1(runs, output, base),
         base=str(base),
         failures=_failures(runs),
-        costs=_costs(runs),
+        costs=_costs([*runs, *inputs.others]),
         sub_table=sub_table,
         sub_plot=sub_plot,
         ablations=ablations,

@@ -209,6 +209,13 @@ class BenchmarkRun:
     dir: Path
     scores: BenchmarkScores
     scores_file: InputFile
+    cost: RunCost | None = None
+    """What the run's store has cost, when it has a store."""
+    cost_file: InputFile | None = None
+
+    @property
+    def simulated(self) -> bool:
+        return self.scores.simulated
 
     @property
     def label(self) -> str:
@@ -332,9 +339,12 @@ def load_benchmark_run(path: Path, sources: Sources) -> BenchmarkRun:
     data, file = sources.read_json(path / SCORES_FILE, "scores")
     if not isinstance(data.get("metrics"), dict):
         raise ReportError(f"{path / SCORES_FILE}: no 'metrics'; re-run `omnivchat score {path}`")
-    return BenchmarkRun(
+    run = BenchmarkRun(
         path, validate_file(BenchmarkScores, data, path / SCORES_FILE, "scores file", error=ReportError), file
     )
+    if (path / STORE_FILE).is_file():
+        run.cost, run.cost_file = sources.read_store_cost(path)
+    return run
 
 
 def load_comparison(path: Path, sources: Sources) -> Comparison:
