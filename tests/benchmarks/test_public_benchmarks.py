@@ -853,3 +853,12 @@ def test_the_report_shows_the_cost_of_a_public_benchmark_run(releases: dict[str,
     section = html[html.index('<section id="costs">') : html.index("</section>", html.index('<section id="costs">'))]
     n = len(get_benchmark("worldsense").score(None, run_dir, ScoreOptions()).items)
     assert f"${0.2 * n:.4f}" in section and "store.sqlite" in section
+
+
+def test_eval_lists_the_composed_clips_among_what_it_wrote(releases: dict[str, Path], tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    result = run_eval("dailyomni", releases["dailyomni"], run_dir)
+    assert result.exit_code == 0, result.output
+    wrote = " ".join(result.output.split())
+    assert f"{run_dir / 'store.sqlite'}" in wrote and f"{run_dir / 'clips'}/" in wrote
+    assert (run_dir / "clips").is_dir()

@@ -187,7 +187,9 @@ def run_benchmark(
     print_cost(summary)
     if the_route.settings.route == "sim":
         console.print("[yellow]simulated model: this run checks the harness, it says nothing about a real model[/]")
-    console.print(f"wrote {output / 'manifest.json'} and {output / 'store.sqlite'}")
+    # Besides the manifest and the store: the clips a benchmark composed, the spoken replies' audio.
+    extra = [f"{output / name}/" for name in ("clips", "audio") if (output / name).is_dir()]
+    console.print(f"wrote {', '.join([str(output / 'manifest.json'), str(output / 'store.sqlite'), *extra])}")
     return summary
 
 
