@@ -1,5 +1,7 @@
-"""`python -m omnivchat`: the same as the `omnivchat` command."""
+"""`python -m omnivchat`: the same as the `omnivchat` command, whose entry point is `omnivchat.cli`.
 
-from omnivchat.cli import app
+The package itself imports no command-line code: the command module is run by name."""
 
-app(prog_name="omnivchat")
+import runpy
+
+runpy.run_module("omnivchat.cli", run_name="__main__", alter_sys=True)

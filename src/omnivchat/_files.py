@@ -113,14 +113,19 @@ def check_output_dir(path: Path, *, ours: Callable[[Path], bool], kind: str) -> 
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, so that a reader never sees half
+    """Write ``text`` (UTF-8) to ``path`` atomically: see :func:`write_bytes_atomic`."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder, so that a reader never sees half
     a file and an interrupted write leaves the old file whole."""
     path.parent.mkdir(parents=True, exist_ok=True)
     # A unique name opened with "x" (not mkstemp, whose 0600 mode the output would keep).
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
     try:
-        with tmp.open("x", encoding="utf-8") as out:
-            out.write(text)
+        with tmp.open("xb") as out:
+            out.write(data)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -16,10 +16,8 @@ import csv
 import io
 import json
 import math
-import os
 import re
 import tomllib
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 from pathlib import Path
@@ -33,6 +31,7 @@ from omnivchat._files import (
     check_path,
     loads_json,
     read_text,
+    write_bytes_atomic,
     write_model,
     write_text_atomic,
 )
@@ -707,19 +706,6 @@ def _png(figure: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _write_bytes_atomic(path: Path, data: bytes) -> Path:
-    # As _files.write_text_atomic, for bytes: a reader never sees half a PNG.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
-    try:
-        with tmp.open("xb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
-
-
 # The top row's one-line panels: (panel, log field, title, y label).
 SINGLE_PANELS = (
     ("reply-efficiency", "reply_efficiency", "Raw Reply Efficiency", "rubric per 1k words"),
@@ -804,7 +790,7 @@ def write_curves(out_dir: Path, steps: Sequence[StepLog], result: CurvesFile) ->
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for panel, png in pngs.items():
-        written.append(_write_bytes_atomic(out_dir / f"{panel}.png", png))
+        written.append(write_bytes_atomic(out_dir / f"{panel}.png", png))
         data = numbers if panel == "figure4" else numbers[panel]
         written.append(write_text_atomic(out_dir / f"{panel}.json", json.dumps(data, indent=2) + "\n"))
     if result.pairs:

@@ -8,9 +8,9 @@ written once, whatever the number of replies that hold it; a resumed run reuses 
 from __future__ import annotations
 
 import hashlib
-import os
-import uuid
 from pathlib import Path
+
+from omnivchat._files import write_bytes_atomic
 
 AUDIO_DIR = "audio"
 
@@ -26,13 +26,5 @@ def save_audio(run_dir: Path, data: bytes, fmt: str) -> tuple[str, str]:
     sha = hashlib.sha256(data).hexdigest()
     path = audio_path(run_dir, sha, fmt)
     if not (path.is_file() and path.stat().st_size == len(data)):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}.tmp")
-        try:
-            with tmp.open("xb") as out:
-                out.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        write_bytes_atomic(path, data)
     return path.relative_to(run_dir).as_posix(), sha
