@@ -114,8 +114,12 @@ def test_eval_score_show_and_export_open_answers(clips: Path, tmp_path: Path) ->
 
     scored = runner.invoke(app, ["score", str(run_dir)], env={"COLUMNS": "200"})
     assert scored.exit_code == 0, scored.output
-    assert "overall: n 4, correct 4, accuracy 1.000, ci_low 1.000, ci_high 1.000" in scored.output
-    assert "relabelled: count 2, to cross-modal" in scored.output
+    # in words, never raw keys (ci_low, given)
+    assert "overall: accuracy 1.000 (4 of 4 right), 95% interval 1.000 to 1.000, 0 unparsed" in scored.output
+    assert "relabelled: 2 items of an unknown category, scored as cross-modal (given as: None, counting)" in (
+        scored.output
+    )
+    assert "ci_low" not in scored.output and "to cross-modal, given" not in scored.output
     scores = json.loads((run_dir / "scores.json").read_text())
     assert scores["schema"] == "omnivchat-benchmark-scores-v1" and scores["benchmark"] == "byo"
     metrics = scores["metrics"]

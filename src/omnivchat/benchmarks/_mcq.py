@@ -46,6 +46,7 @@ from omnivchat.benchmarks._choice import (
     parse_strict,
 )
 from omnivchat.benchmarks._generic import BenchmarkExport, manifest_tasks, scores_of, task_export, task_status
+from omnivchat.benchmarks._official import Answered, OfficialRule, official_figure, official_letter, official_rule
 from omnivchat.benchmarks._protocol import (
     Item,
     ItemResult,
@@ -64,6 +65,8 @@ from omnivchat.runs import STORE_FILE, RunStatus, RunStore, package_record, rout
 
 CLIPS = "clips"
 """The folder of a run directory where composed clips are cached."""
+OFFICIAL_METRIC = "official counting (not the headline)"
+"""The metric holding the figure under the benchmark's own published counting rule (benchmarks._official)."""
 MISSING = "(missing)"
 """The breakdown value of an item whose release leaves that field out."""
 Layout = Literal["video", "video+audio", "images+audio"]
@@ -433,6 +436,31 @@ class McqData:
     card: Card
     refused: dict[str, str]
     media_sha256: dict[str, str]
+    duplicates: dict[str, str] = field(default_factory=dict)
+    """Items the release repeats (id -> the id of its first copy): each is run and scored, and said at load."""
+
+    @property
+    def notes(self) -> list[str]:
+        """What a person should know about the release before it runs (printed by `eval`)."""
+        return [
+            f"{self.path}: item {copy!r} repeats item {first!r} (same media, question and options); both are run "
+            "and scored, so this question counts twice"
+            for copy, first in self.duplicates.items()
+        ]
+
+
+def duplicates(items: Iterable[McqItem]) -> dict[str, str]:
+    """The items that repeat an earlier one (same media files, question and options), id -> the first one's id.
+    A release may hold a question twice (Daily-Omni's qa.json does): kept, run and scored, but never silently."""
+    first: dict[tuple[Any, ...], str] = {}
+    repeated: dict[str, str] = {}
+    for item in items:
+        key = (item.media.files, item.question, item.options)
+        if key in first:
+            repeated[item.id] = first[key]
+        else:
+            first[key] = item.id
+    return repeated
 
 
 Reader = Callable[[Source], Release]
@@ -481,6 +509,7 @@ class McqBenchmark:
             raise McqError("\n".join(problems))
         if not release.items:
             raise McqError(f"{release.path}: no items to run")
+        repeated = duplicates(release.items)
         items = list(release.items)
         if source.tasks:
             known = {i.task for i in items}
@@ -506,6 +535,7 @@ class McqBenchmark:
             card=card,
             refused=dict(release.refused),
             media_sha256=hashes,
+            duplicates=repeated,
         )
 
     def items(self, dataset: McqData, options: RunOptions) -> list[Item]:
@@ -554,6 +584,8 @@ class McqBenchmark:
                 },
             },
             "refused": dataset.refused,
+            # recorded only when there are some: the manifests of releases without any stay as they were
+            **({"duplicates": dataset.duplicates} if dataset.duplicates else {}),
             "prompt_card": {"source": dataset.card.source, "sha256": dataset.card.sha256},
             "route": route_identity(route).model_dump(),  # another server or other settings: another run
             "sampling": options.sampling.model_dump(),
@@ -610,6 +642,9 @@ class McqBenchmark:
         run_dir = Path(run_dir)
         results: list[ItemResult] = []
         cut: list[str] = []
+        rule = official_rule(self.name)
+        answered: list[Answered] = []  # for the figure under the benchmark's own counting rule
+        failed = 0
         with RunStore(run_dir / STORE_FILE, read_only=True) as store:
             for task, keys in manifest_tasks(run_dir).items():
                 for key in keys:
@@ -626,15 +661,29 @@ class McqBenchmark:
                         results.append(
                             ItemResult(key=key, task=task, score=None, reason=reason, group=group, detail=detail)
                         )
+                        failed += 1
                         continue
-                    scored = score_reply(key, task, result.text, meta, group)
+                    scored = score_reply(key, task, result.text, meta, group, rule)
+                    if rule is not None:
+                        answered.append(
+                            Answered(result.text, str(meta.get("gold")), tuple(meta.get("options") or ()),
+                                     scored.detail["strict"])
+                        )  # fmt: skip
                     if result.delivered.get("cut_from_s") is not None:
                         cut.append(f"{key} ({result.delivered['cut_from_s']:.0f} s)")
                     results.append(scored)
         refused = read_run_manifest(run_dir).value("refused") or {}
         metrics = mcq_metrics(results, self.breakdowns, self.orders, refused=dict(refused))
+        if rule is not None:  # beside the headline, for setting a run beside a leaderboard; never the headline
+            metrics[OFFICIAL_METRIC] = official_figure(rule, answered, failed)
         # A clip cut by the route's duration limit was answered from its start only: said beside every figure.
         metrics["clips cut to the route's duration limit"] = {"count": len(cut), "items": cut[:20]}
+        repeated = read_run_manifest(run_dir).value("duplicates") or {}
+        if repeated:  # the release holds these questions twice: each copy was run and is scored
+            metrics["repeated in the release (each copy scored)"] = {
+                "count": len(repeated),
+                "items": [f"{copy} repeats {first}" for copy, first in dict(repeated).items()],
+            }
         return scores_of(self.name, results, metrics, [r for r in results if r.ran and r.score is None])
 
     def save_scores(self, run_dir: Path, scores: Scores) -> Path:
@@ -669,14 +718,19 @@ def legend(media: McqMedia, composed: Any) -> str:
     return f"In the clip{sound if composed.layout == 'video+audio' else ''}: " + "; ".join(parts) + "."
 
 
-def score_reply(key: str, task: str, reply: str, meta: dict[str, Any], group: str | None = None) -> ItemResult:
-    """An answered item's result: strict parse (the headline: 1 right, 0 wrong or unparsed), lenient apart."""
+def score_reply(
+    key: str, task: str, reply: str, meta: dict[str, Any], group: str | None = None, rule: OfficialRule | None = None
+) -> ItemResult:
+    """An answered item's result: strict parse (the headline: 1 right, 0 wrong or unparsed), lenient apart, and
+    what the benchmark's own scorer reads (``official``, when it has a rule)."""
     letters, options = meta.get("letters") or "ABCD", meta.get("options")
     texts = tuple(options) if options else None
     strict = parse_strict(reply, letters, texts)
     loose = parse_lenient(reply, letters, texts)
     gold = meta.get("gold")
     detail = {**_detail(meta), "gold": gold, "strict": strict, "lenient": loose, "unparsed": strict is None}
+    if rule is not None:
+        detail["official"] = official_letter(rule, reply, texts or ())
     reason = "unparsed (counts as wrong)" if strict is None else "parsed"
     return ItemResult(key=key, task=task, score=float(strict == gold), reason=reason, group=group, detail=detail)
 

@@ -3,12 +3,14 @@ Hugging Face (``honglyhly/WorldSense``).
 
 Dataset: ``worldsense_qa.json``, an object keyed by video id. Each video holds ``duration`` (a bucket: ``<1min`` ...
 ``>8min``), ``domain``, ``sub_category`` and ``audio_class`` (a list drawn from Speech, Event, Music) and its
-questions as ``task0`` ... ``taskN``: ``question``, ``candidates`` (four strings ``"A. ..."``), ``answer`` (a
-letter), ``task_domain`` and ``task_type``. Media: ``<video id>.mp4`` with its soundtrack (unzipped from
+questions as ``task0`` ... ``taskN``: ``question``, ``candidates`` (strings ``"A. ..."``: four, or three for
+some questions, so the benchmark has tasks ``mc3`` and ``mc4``), ``answer`` (a letter), ``task_domain`` and
+``task_type``. Media: ``<video id>.mp4`` with its soundtrack (unzipped from
 ``worldsense_videos*.zip``) in ``--media`` (default: the JSON file's folder; ``videos/`` below it is looked in too).
 Item ids: ``<video id>/task<N>``; cluster: the video.
-Scores (:mod:`omnivchat.benchmarks._mcq`): accuracy overall and per duration bucket, domain, task domain, task type
-and audio class (multi-label: an item counts in each of its classes), clustered by video. Chance: 1/4.
+Scores (:mod:`omnivchat.benchmarks._mcq`): accuracy overall and per duration bucket, domain, sub-category (as
+VLMEvalKit reports it), task domain, task type and audio class (multi-label: an item counts in each of its
+classes), clustered by video. Chance: 1/K for a question with K candidates (1/3 or 1/4).
 """
 
 from __future__ import annotations
@@ -57,7 +59,9 @@ def read(source: Source) -> Release:
             release.problems.append(f"{here}: no questions (keys task0, task1, ...)")
             continue
         shared: list[str] = []
-        video_fields = {key: label_field(entry, key, shared) for key in ("duration", "domain", "audio_class")}
+        video_fields = {
+            key: label_field(entry, key, shared) for key in ("duration", "domain", "sub_category", "audio_class")
+        }
         video = inside(media, f"{vid}.mp4", shared, "video id")
         release.problems.extend(f"{here}: {p}" for p in shared)
         if shared:
@@ -96,10 +100,10 @@ def read(source: Source) -> Release:
 WORLDSENSE = register(
     McqBenchmark(
         name="worldsense",
-        title="WorldSense (arXiv 2502.04326): 4-way questions on real-world videos with their sound; accuracy by "
-        "duration, domain, task and audio class",
+        title="WorldSense (arXiv 2502.04326): 3- and 4-way questions on real-world videos with their sound; "
+        "accuracy by duration, domain, sub-category, task and audio class",
         read=read,
-        breakdowns=("duration", "domain", "task_domain", "task_type", "audio_class"),
+        breakdowns=("duration", "domain", "sub_category", "task_domain", "task_type", "audio_class"),
         group="task_domain",
         orders={
             "duration": DURATIONS,

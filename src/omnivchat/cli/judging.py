@@ -12,6 +12,7 @@ from rich.table import Table
 
 from omnivchat.cli._app import RETRY_ATTEMPTS, console, err_console, fail, print_failures
 from omnivchat.cli._options import BudgetOption, DryRunOption, OnlyJudgeOption, ProgressOption
+from omnivchat.cli._words import metric_lines
 from omnivchat.cli.calibrate import calibrate_command
 
 judges_app = typer.Typer(help="Judge studies.", no_args_is_help=True)
@@ -359,26 +360,6 @@ def spoken_line(spoken: dict) -> str:
     else:
         head += f" ± {band:.3f} ASR band at WER {spoken['wer']:.3f}, beside the accuracy, never subtracted from it"
     return f"{head}; WER {spoken.get('wer_source')}; {spoken.get('not transcribed', 0)} not transcribed"
-
-
-def metric_lines(metrics: dict) -> list[str]:
-    """One line per metric group: its numbers (3 decimals, — for none) and counts, nested lists left out."""
-    lines = []
-    for name, value in metrics.items():
-        if isinstance(value, dict):
-            parts = [f"{k} {_shown(v)}" for k, v in value.items() if v is None or isinstance(v, int | float | str)]
-            lines.append(f"{name}: " + ", ".join(parts))
-        elif not isinstance(value, list):
-            lines.append(f"{name}: {_shown(value)}")
-    return lines
-
-
-def _shown(value: object) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
 
 
 judges_app.command("calibrate")(calibrate_command)

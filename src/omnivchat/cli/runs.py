@@ -154,6 +154,8 @@ def run_benchmark(
     benchmark = get_benchmark(name)
     check_output_dir(output, ours=lambda d: (d / MANIFEST_FILE).is_file(), kind="a run directory")
     dataset = benchmark.load(source)
+    for note in getattr(dataset, "notes", ()):  # e.g. a question the release holds twice, by id
+        err_console.print(f"[yellow]warning:[/] {escape(note)}", highlight=False)
     speaker = None
     if options.reply_audio is not None:  # a simulated model answers aloud with omnivchat's TTS
         from omnivchat.diagnostics.asr_wer import speak_wav
