@@ -279,6 +279,8 @@ def official_figure(rule: OfficialRule, answered: Iterable[Answered], failed: in
         "correct": correct,
         "counted": counted,
         "of": len(rows) + failed,
+        "unparsed replies are": rule.unparsed,
+        "failed requests are": rule.failed,
         "unparsed left out": unread if rule.unparsed == "left out" else 0,
         "unparsed counted wrong": unread if rule.unparsed == "wrong" else 0,
         "failed left out": failed if rule.failed == "left out" else 0,

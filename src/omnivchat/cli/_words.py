@@ -60,13 +60,15 @@ def group_words(value: dict[str, Any]) -> str:
 
 def _accuracy(f: dict[str, Any]) -> str:
     said = [f"accuracy {shown(f['accuracy'])} ({f['correct']} of {f['n']} right)"]
-    if "ci_low" in f:
-        said.append(f"95% interval {shown(f.get('ci_low'))} to {shown(f.get('ci_high'))}")
+    if f.get("ci_low") is not None:
+        said.append(f"95% interval {shown(f['ci_low'])} to {shown(f.get('ci_high'))}")
+    elif "ci_low" in f:
+        said.append("no interval" + (" (one cluster says nothing of the spread)" if f.get("clusters") == 1 else ""))
     if "unparsed" in f:
         said.append(f"{f['unparsed']} unparsed (counted wrong)")
     if "clusters" in f:
-        said.append(f"{f['clusters']} clusters")
-    if "se_clustered" in f:
+        said.append(f"{f['clusters']} {'cluster' if f['clusters'] == 1 else 'clusters'}")
+    if f.get("se_clustered") is not None:
         said.append(f"standard error {shown(f['se_clustered'])} clustered, {shown(f.get('se_naive'))} naive")
     rest = [
         f"{_WORDS.get(k, k.replace('_', ' '))} {shown(v)}"
@@ -79,11 +81,12 @@ def _accuracy(f: dict[str, Any]) -> str:
 def _official(f: dict[str, Any]) -> str:
     """e.g. "as the official Video-MME script counts: 0.710 (276 of 388 counted), 12 unparsed left out of 400"."""
     said = [f"{f['counting']}: {shown(f['accuracy'])} ({f['correct']} of {f['counted']} counted)"]
-    for what in ("unparsed", "failed"):
-        if f.get(f"{what} left out"):
-            said.append(f"{f[f'{what} left out']} {what} left out of {f['of']}")
-        if f.get(f"{what} counted wrong"):
+    for what, mode in (("unparsed", f.get("unparsed replies are")), ("failed", f.get("failed requests are"))):
+        if mode == "left out":
+            said.append(f"{f.get(f'{what} left out', 0)} {what} left out of {f['of']}")
+        elif f.get(f"{what} counted wrong"):
             said.append(f"{f[f'{what} counted wrong']} {what} counted wrong")
     said += [f"{v} {k}" for k, v in f.items() if k.startswith("read as ") and v]
-    said.append(f"{f.get('read otherwise than the strict parse', 0)} replies read otherwise than the strict parse")
+    differs = f.get("read otherwise than the strict parse", 0)
+    said.append(f"{differs} {'reply' if differs == 1 else 'replies'} read otherwise than the strict parse")
     return ", ".join(said) + f"; rule from {f['source']}"
