@@ -19,6 +19,9 @@ cluster, breakdown values) and names its breakdowns; :class:`McqBenchmark` does 
 - **Metrics:** accuracy overall and per breakdown value (a multi-label item counts in each of its labels), each
   with a seeded cluster-bootstrap 95% interval and the cluster-robust standard error (clusters: the videos, since
   several questions share one; :func:`omnivchat.benchmarks._choice.clustered_se`), beside the naive one.
+- **Beside the headline:** the accuracy as the benchmark's own scorer counts it (its letter reading, what it leaves
+  out of the denominator; :mod:`omnivchat.benchmarks._official`), labelled as such, to set a run beside a
+  leaderboard. A question the release holds twice is said at load, recorded in the manifest, and scored twice.
 - **Chance:** 1/K for a task ``mcK`` (K options), the ablation grid's prior floor.
 """
 
