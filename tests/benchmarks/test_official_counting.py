@@ -185,3 +185,8 @@ def test_score_prints_the_official_figure_beside_the_headline(tmp_path: Path) ->
     assert figure["accuracy"] == pytest.approx(6 / 9) and figure["counting"].startswith("as the official Video-MME")
     items = {i["key"]: i for i in json.loads((run_dir / "scores.json").read_text())["items"]}
     assert items["002-1"]["detail"]["official"] == "A" and items["002-1"]["detail"]["strict"] == "C"
+
+    from omnivchat.report import build_report
+
+    html = build_report([run_dir], tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "as the official Video-MME script counts" in html and OFFICIAL_METRIC in html
