@@ -44,6 +44,9 @@ def test_a_benchmark_with_several_tasks_needs_one(tmp_path):
     ]  # fmt: skip
     result = runner.invoke(app, args)
     assert result.exit_code == 2 and "choose one with --task" in result.output
+    # How is judged 0-100, not multiple choice: never pooled, and refused before anything is sent
+    assert "how is not multiple choice" in " ".join(result.output.split())
+    assert "condition 1 of 4" not in result.output and not (tmp_path / "ab").exists()
 
 
 def test_the_report_shows_another_benchmarks_runs_and_grids(tmp_path):

@@ -37,11 +37,10 @@ def warn_unchecked(route: Route) -> None:
         )
 
 
-def print_grid(grid: object, title: str) -> None:
-    """The four conditions and the metrics with their 95% intervals, then the diagnosis in words."""
+def _grid_table(d: Any, title: str) -> Table:
+    """One diagnosis: the four conditions and the metrics with their 95% intervals."""
     from omnivchat.diagnostics import CONDITIONS, METRICS
 
-    d = grid.diagnosis  # type: ignore[attr-defined]
     table = Table(title=title, title_justify="left")
     for column in ("", "mean", "95% CI"):
         table.add_column(column, justify="right" if column else "left")
@@ -52,11 +51,25 @@ def print_grid(grid: object, title: str) -> None:
         value, pair = getattr(d, name), d.intervals.get(name)
         shown = "refused" if value is None else f"{value:+.3f}"
         table.add_row(name, shown, "—" if pair is None else f"{pair[0]:+.3f} to {pair[1]:+.3f}")
-    console.print(table)
-    console.print(f"[bold]{d.verdict}[/] ({grid.n_items_used} items scored in all four conditions)")  # type: ignore[attr-defined]
+    return table
+
+
+def print_grid(grid: Any, title: str) -> None:
+    """The grid of each task (for data with several), then the diagnosis (pooled over them) in words."""
+    for name, task in grid.tasks.items():
+        if task is None:
+            console.print(f"task {name}: too few items to diagnose", highlight=False)
+            continue
+        console.print(_grid_table(task, f"{title}, task {name} (chance {task.chance:.3f})"))
+        console.print(f"  task {name}: [bold]{task.verdict}[/] ({task.n_items} items)", highlight=False)
+    d = grid.diagnosis
+    if grid.tasks:
+        title = f"{title}, pooled over {', '.join(grid.tasks)} (chance {d.chance:.3f}, the items' mean)"
+    console.print(_grid_table(d, title))
+    console.print(f"[bold]{d.verdict}[/] ({grid.n_items_used} items scored in all four conditions)")
     for line in d.lines:
         console.print(f"  {line}")
-    for code, cat in grid.categories.items():  # type: ignore[attr-defined]
+    for code, cat in grid.categories.items():
         console.print(f"  {code}: {cat.verdict if cat else 'too few items to diagnose'}")
 
 
@@ -138,7 +151,7 @@ def ablate_command(
     fusion gain is reported: when the lower 95% bound of 'neither' exceeds chance + --floor-margin, no gain is given.
     """
     from omnivchat.benchmarks import Source, get_benchmark
-    from omnivchat.diagnostics._grid import run_grid, self_check, write_ablation
+    from omnivchat.diagnostics._grid import grid_tasks, run_grid, self_check, write_ablation
     from omnivchat.judges import RULE_JUDGE, load_judges
 
     if neither not in ("blank", "none") or video_only not in ("mute", "strip") or aggregate not in ("mean", "majority"):
@@ -165,6 +178,8 @@ def ablate_command(
         return route.route(model)
 
     probe_route = make_route()
+    # Every option and the data's tasks are checked here, before the self-check sends anything or makes a folder.
+    grid_tasks(the_benchmark, dataset, task=task, chance=chance)
     warn_unchecked(probe_route)
     options: dict[str, Any] = {
         "benchmark": the_benchmark,

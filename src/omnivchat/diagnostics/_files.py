@@ -90,8 +90,8 @@ class AblationData(FileModel):
 
 
 class AblationFile(FileModel):
-    """OUT/ablation.json (schema omnivchat-ablation-v1): the conditions, the diagnosis overall and per category
-    (ability category, or a benchmark's own group), and the self-check record."""
+    """OUT/ablation.json (schema omnivchat-ablation-v1): the conditions, the diagnosis overall, per category
+    (ability category, or a benchmark's own group) and per task, and the self-check record."""
 
     schema_: str = Field(ABLATION_SCHEMA, alias="schema")
     model: str = "?"
@@ -106,6 +106,9 @@ class AblationFile(FileModel):
     n_items_used: int | None = None
     diagnosis: Diagnosis
     categories: dict[str, Diagnosis | None] = Field(default_factory=dict)
+    tasks: dict[str, Diagnosis | None] = Field(default_factory=dict)
+    """Each task's diagnosis, for data with several multiple-choice tasks (None: too few items); ``diagnosis`` then
+    pools them, its chance the mean of the items' chances (1/K each). Empty: one task, and ``diagnosis`` is its."""
     self_check: SelfCheckRecord | None = None
 
 

@@ -91,7 +91,8 @@ def condition_label(condition: str, neither: NeitherMode, video_only: VideoOnlyM
 
 @dataclass
 class GridResult:
-    """One model's grid: per-condition item scores, the diagnosis overall and per group (ability category)."""
+    """One model's grid: per-condition item scores, the diagnosis overall and per group (ability category), and
+    per task for a benchmark with several (the overall diagnosis then pools them, chance taken item by item)."""
 
     model: str
     out_dir: Path
@@ -102,6 +103,7 @@ class GridResult:
     problem: str | None = None
     runs: dict[str, RunSummary] = field(default_factory=dict)  # what each condition's run did (sent, reused)
     data: dict[str, Any] = field(default_factory=dict)  # which benchmark and data: name, version, item count
+    tasks: dict[str, Diagnosis | None] = field(default_factory=dict)  # several tasks: each one's (None: too few)
 
     def reuse_line(self) -> str:
         """What the four runs took from their stores and what they sent: a resumed grid says what it reused."""
@@ -115,10 +117,17 @@ class GridResult:
         return self.diagnosis is not None and bool(self.diagnosis.flags)
 
 
-def _aligned(scores: dict[str, list[ItemResult]]) -> tuple[list[str], dict[str, list[float]]]:
+ItemKey = tuple[str, str]  # (task, key): a key is unique within its task only
+
+
+def _aligned(scores: dict[str, list[ItemResult]]) -> tuple[list[ItemKey], dict[str, list[float]]]:
     """Items scored in all four conditions, in the benchmark's order, and their scores per condition."""
-    by_condition = {c: {s.key: s.score for s in items} for c, items in scores.items()}
-    ids = [s.key for s in scores["both"] if all(by_condition[c].get(s.key) is not None for c in CONDITIONS)]
+    by_condition = {c: {(s.task, s.key): s.score for s in items} for c, items in scores.items()}
+    ids = [
+        (s.task, s.key)
+        for s in scores["both"]
+        if all(by_condition[c].get((s.task, s.key)) is not None for c in CONDITIONS)
+    ]
     return ids, {c: [float(by_condition[c][i]) for i in ids] for c in CONDITIONS}  # type: ignore[arg-type]
 
 
@@ -126,6 +135,41 @@ def _data_info(benchmark: Benchmark, dataset: Any, n_items: int) -> dict[str, An
     info = getattr(dataset, "info", None)  # a native bench names itself
     name = getattr(info, "name", benchmark.name)
     return {"benchmark": benchmark.name, "name": name, "version": getattr(info, "version", ""), "n_instances": n_items}
+
+
+def grid_tasks(
+    benchmark: Benchmark, dataset: Any, *, task: str | None = None, chance: float | None = None
+) -> dict[str, float]:
+    """The tasks the grid diagnoses, in the data's order, each with its chance level: checked right after loading,
+    before any request is sent. Several tasks are pooled only when all are multiple choice (every chance above 0:
+    accuracies on one scale); otherwise, or with ``chance`` set (one level for one task), one must be chosen."""
+    order: dict[str, None] = {}
+    for item in benchmark.items(dataset, RunOptions()):
+        order.setdefault(item.task, None)
+    tasks = list(order)
+    where = f"{benchmark.name}: "
+    if task is not None:
+        if task not in order:
+            raise OmnivchatError(f"{where}no items of task {task!r} (tasks here: {', '.join(tasks) or 'none'})")
+        tasks = [task]
+    if not tasks:
+        raise OmnivchatError(f"{where}no items to run the grid on")
+    if len(tasks) == 1:
+        return {tasks[0]: benchmark.chance(tasks[0]) if chance is None else chance}
+    listed = ", ".join(tasks)
+    if chance is not None:
+        raise OmnivchatError(
+            f"{where}--chance sets the chance level of one task, and this data has several ({listed}), each item's "
+            "chance being its own: choose one with --task, or leave --chance out"
+        )
+    chances = {t: benchmark.chance(t) for t in tasks}
+    unpooled = [t for t, c in chances.items() if c <= 0]
+    if unpooled:
+        raise OmnivchatError(
+            f"{where}several tasks ({listed}), and {', '.join(unpooled)} is not multiple choice, so their scores "
+            "cannot be pooled: choose one with --task"
+        )
+    return chances
 
 
 def run_grid(
@@ -154,11 +198,14 @@ def run_grid(
     diagnose. ``dataset`` is what ``benchmark.load`` gave (a native Bench by default, whose root is the source).
 
     ``make_route`` gives a fresh route per condition (a run closes its route). ``task``: the task to diagnose,
-    for a benchmark with several (its chance level is the prior-floor reference unless ``chance`` is given).
-    Items unscored in any condition are left out of the diagnosis (counted in ``n_items_used``); every run
-    directory gets its scores.json.
+    for a benchmark with several; without it several multiple-choice tasks are diagnosed each and pooled, every
+    item measured against its own chance level (1/K), the pooled chance being the mean of the items' (see
+    :func:`grid_tasks`, checked before anything is sent). ``chance`` overrides one task's level. Items unscored in
+    any condition are left out of the diagnosis (counted in ``n_items_used``); every run directory gets its
+    scores.json.
     """
     benchmark = benchmark or get_benchmark("omnivchat")
+    chances = grid_tasks(benchmark, dataset, task=task, chance=chance)
     source = source or Source(data=Path(dataset.root))
     out_dir = Path(out_dir)
     scores: dict[str, list[ItemResult]] = {}
@@ -188,18 +235,26 @@ def run_grid(
                 dataset, run_dir, ScoreOptions(config=config or JudgesConfig(), panel=panel, aggregate=aggregate)
             )
             benchmark.save_scores(run_dir, scored)
-        scores[condition] = [i for i in scored.items if task is None or i.task == task]
-    tasks = {i.task for i in scores["both"]}
-    if task is None and len(tasks) > 1:
-        raise OmnivchatError(f"{benchmark.name} has several tasks ({', '.join(sorted(tasks))}): choose one with --task")
-    chance = benchmark.chance(task or next(iter(tasks), "")) if chance is None else chance
+        scores[condition] = [i for i in scored.items if i.task in chances]
     data = _data_info(benchmark, dataset, len(scores["both"]))
     ids, aligned = _aligned(scores)
     if not ids:
         problem = "no item was scored in all four conditions"
         return GridResult(model, out_dir, scores, None, {}, 0, problem=problem, runs=summaries, data=data)
-    overall = diagnose(aligned, chance=chance, floor_margin=floor_margin)
-    group_of = {i.key: i.group for i in scores["both"]}
+
+    def diagnose_items(keep: list[int]) -> Diagnosis:
+        # Each item against its own chance: the mean of the items' chances is the reference of their mean.
+        level = sum(chances[ids[k][0]] for k in keep) / len(keep)
+        picked = {c: [aligned[c][k] for k in keep] for c in CONDITIONS}
+        return diagnose(picked, chance=level, floor_margin=floor_margin)
+
+    overall = diagnose_items(list(range(len(ids))))
+    per_task: dict[str, Diagnosis | None] = {}
+    if len(chances) > 1:
+        for name in chances:
+            keep = [k for k, (t, _) in enumerate(ids) if t == name]
+            per_task[name] = diagnose_items(keep) if len(keep) >= MIN_CATEGORY_ITEMS else None
+    group_of = {(i.task, i.key): i.group for i in scores["both"]}
     order = list(CATEGORIES)  # the taxonomy's order for ability categories; any other group after them
     in_order = {g: order.index(g) if g in order else len(order) for g in group_of.values() if g}
     groups = sorted(in_order, key=lambda g: (in_order[g], g))
@@ -207,12 +262,10 @@ def run_grid(
     for code in groups:
         keep = [k for k, i in enumerate(ids) if group_of[i] == code]
         if len(keep) >= MIN_CATEGORY_ITEMS:
-            categories[code] = diagnose(
-                {c: [aligned[c][k] for k in keep] for c in CONDITIONS}, chance=chance, floor_margin=floor_margin
-            )
+            categories[code] = diagnose_items(keep)
         elif keep:
             categories[code] = None
-    return GridResult(model, out_dir, scores, overall, categories, len(ids), runs=summaries, data=data)
+    return GridResult(model, out_dir, scores, overall, categories, len(ids), runs=summaries, data=data, tasks=per_task)
 
 
 def caught(grid: GridResult, stream_flag: str) -> bool:
@@ -313,6 +366,7 @@ def write_ablation(
         n_items_used=grid.n_items_used,
         diagnosis=grid.diagnosis,
         categories=dict(grid.categories),
+        tasks=dict(grid.tasks),
         self_check=self_check_record,
     )
     return write_model(out_dir / ABLATION_FILE, data)

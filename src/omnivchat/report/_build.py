@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from omnivchat._files import write_text_atomic
-from omnivchat.diagnostics import SelfCheckRecord
+from omnivchat.diagnostics import Diagnosis, SelfCheckRecord
 from omnivchat.report._inputs import (
     Ablation,
     BenchmarkRun,
@@ -305,6 +305,36 @@ def _self_check_models(record: SelfCheckRecord | None) -> list[dict[str, Any]]:
     ]
 
 
+def _diagnosis_rows(diagnoses: dict[str, Diagnosis | None], f: InputFile, prefix: str) -> list[dict[str, Any]]:
+    """One row per category (or per task) of a grid, each number traced to its key in ablation.json."""
+    from omnivchat.diagnostics import CONDITIONS
+
+    rows: list[dict[str, Any]] = []
+    for code, cd in diagnoses.items():
+        key = f"{prefix}.{code}"
+        if cd is None:
+            rows.append({"code": code, "none": True})
+            continue
+        rows.append(
+            {
+                "code": code,
+                "none": False,
+                "n": num(cd.n_items, f, f"{key}.n_items"),
+                "chance": num(cd.chance, f, f"{key}.chance"),
+                "means": [num(cd.means.get(c), f, f"{key}.means.{c}") for c in CONDITIONS],
+                "gain": Cell("not reported", "refused: prior floor above chance")
+                if cd.refused
+                else num(cd.fusion_gain, f, f"{key}.fusion_gain"),
+                "gain_ci": Cell("—", "refused", "null")
+                if cd.refused
+                else interval(cd.intervals.get("fusion_gain"), f, f"{key}.intervals.fusion_gain"),
+                "verdict": cd.verdict,
+                "refused": cd.refused,
+            }
+        )
+    return rows
+
+
 def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., str]) -> dict[str, Any]:
     from omnivchat.diagnostics import CONDITIONS
 
@@ -337,28 +367,8 @@ def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., 
                 "condition_label": run.condition if run is not None else c,
             }
         )
-    categories = []
-    for code, cd in ablation.categories.items():
-        key = f"categories.{code}"
-        if cd is None:
-            categories.append({"code": code, "none": True})
-            continue
-        categories.append(
-            {
-                "code": code,
-                "none": False,
-                "n": num(cd.n_items, f, f"{key}.n_items"),
-                "means": [num(cd.means.get(c), f, f"{key}.means.{c}") for c in CONDITIONS],
-                "gain": Cell("not reported", "refused: prior floor above chance")
-                if cd.refused
-                else num(cd.fusion_gain, f, f"{key}.fusion_gain"),
-                "gain_ci": Cell("—", "refused", "null")
-                if cd.refused
-                else interval(cd.intervals.get("fusion_gain"), f, f"{key}.intervals.fusion_gain"),
-                "verdict": cd.verdict,
-                "refused": cd.refused,
-            }
-        )
+    categories = _diagnosis_rows(ablation.categories, f, "categories")
+    tasks = _diagnosis_rows(ablation.data.tasks, f, "tasks")
     label = ablation.model + (f" — {SIMULATED_LABEL}" if ablation.simulated else "")
     bench = data.bench
     return {
@@ -385,6 +395,7 @@ def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., 
         "refused": d.refused,
         "lines": d.lines,
         "categories": categories,
+        "tasks": tasks,
         "self_check": data.self_check,
         "self_check_models": _self_check_models(data.self_check),
         "plot": plot(
@@ -474,12 +485,11 @@ def _side_cells(side: Any, f: InputFile, key: str) -> list[Cell]:
     """Mean, its SE and "scored / items" of one side of a Table 3 row; a gap says why ("n/a (no items)")."""
     where = f"{_src(f)} → {key}"
     if side.mean is None:
-        why = "no items" if side.n_items == 0 else f"0 of {side.n_items} scored"
-        mean = Cell(f"n/a ({why})", f"{side.note} ({where})", "null")
+        mean = Cell(side.note or "n/a", f"{side.note} ({where})", "null")
     else:
         mean = num(side.mean, f, f"{key}: pooled mean of {side.n_scored} scored items")
     if side.se is None:
-        se = Cell("n/a" if side.mean is None else f"n/a (n={side.n_scored})", f"no standard error ({where})", "null")
+        se = Cell("n/a" if side.mean is None else side.note or "n/a", f"no standard error ({where})", "null")
     else:
         se = num(side.se, f, f"{key}: SD / sqrt({side.n_scored})")
     return [mean, se, Cell(f"{side.n_scored} / {side.n_items}", f"scored / items ({where})", "num")]
@@ -526,8 +536,8 @@ def _table3(runs: list[ScoredRun]) -> list[dict[str, Any]]:
                 else Cell("n/a", f"{r.note} ({_src(f)} → {key})", "null")
             )
             gap_se = _stat_cell(r.gap_se, "n/a", f, f"{key}: sqrt(SE_single² + SE_multi²)")
-            if r.gap_se is None and r.gap is not None:
-                gap_se = Cell("n/a (n=1)", f"{r.note} ({_src(f)} → {key})", "null")
+            if r.gap_se is None and r.gap is not None:  # the note names the side and why: "n/a (multi-turn: n=1)"
+                gap_se = Cell(r.note or "n/a", f"{r.note} ({_src(f)} → {key})", "null")
             within = Cell("—" if r.within_se is None else ("yes" if r.within_se else "no"), "|gap| <= SE(gap)", "")
             rows.append(
                 {
@@ -594,8 +604,9 @@ def _comparison(c: Comparison, output: Path, base: Path) -> dict[str, Any]:
         )
     how = f"exact, {flip.resamples} sign patterns" if flip.exact else f"{flip.resamples} sampled patterns"
     ci_key = "stats.ci"
-    if s.ci is None:
-        ci = Cell(f"n/a (n={s.n})", f"no interval ({_src(f)} → {ci_key})", "null")
+    if s.ci is None:  # files written before ci_note say only n < 2
+        why = s.ci_note or f"n/a (n={s.n})"
+        ci = Cell(why, f"no interval: {why} ({_src(f)} → {ci_key})", "null")
     else:
         lo, hi = s.ci
         ci = Cell(f"[{lo:+.3f}, {hi:+.3f}]", f"{_src(f)} → {ci_key} = [{lo!r}, {hi!r}]", "num")

@@ -1,0 +1,113 @@
+"""The ablation grid over data with several multiple-choice tasks (a byo file with 3- and 4-option questions on a
+real rendered clip, as WorldSense has mc3 and mc4): each task diagnosed and all pooled, every item against its
+own chance (1/K); and every option checked before anything is sent or any folder made."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from omnivchat.cli import app
+
+runner = CliRunner()
+WIDE = {"COLUMNS": "200"}
+SCENE = {
+    "size": [160, 90],
+    "background": "navy",
+    "objects": [{"shape": "square", "color": "red", "position": "left"}],
+    "speech": [{"text": "What colour is the square?", "language": "en", "start": 0.2}],
+}
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """4 questions with three options (mc3) and 6 with four (mc4), all on one real clip."""
+    from omnivchat.studio import render_clip
+
+    root = tmp_path_factory.mktemp("multitask")
+    render_clip(SCENE, root / "media" / "red.mp4")
+    rows: list[dict[str, Any]] = []
+    for n in range(10):
+        options = ["red", "blue", "green", "yellow"][: 3 if n < 4 else 4]
+        rows.append(
+            {
+                "qid": f"q{n}",
+                "question": "Which colour is the square?",
+                "options": options,
+                "answer": "A",
+                "requires": ["video", "audio"],
+                "category": "cross-modal",
+                "video": "media/red.mp4",
+            }
+        )
+    path = root / "mc.json"
+    path.write_text(json.dumps(rows))
+    return path
+
+
+def ablate(data: Path, out: Path, *extra: str, model: str = "sim:healthy") -> Any:
+    args = ["ablate", "--benchmark", "byo", "--data", str(data), "--model", model, "-o", str(out), "--no-progress"]
+    return runner.invoke(app, [*args, *extra], env=WIDE)
+
+
+def test_several_tasks_are_diagnosed_each_and_pooled_with_each_items_chance(data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "grid"
+    result = ablate(data, out)  # with the self-check, which runs on both tasks too
+    assert result.exit_code == 0, result.output
+    assert "self-check passed" in result.output
+    grid = json.loads((out / "ablation.json").read_text())
+    tasks = grid["tasks"]
+    assert list(tasks) == ["mc3", "mc4"]
+    assert tasks["mc3"]["chance"] == pytest.approx(1 / 3) and tasks["mc3"]["n_items"] == 4
+    assert tasks["mc4"]["chance"] == pytest.approx(1 / 4) and tasks["mc4"]["n_items"] == 6
+    pooled = grid["diagnosis"]
+    assert pooled["n_items"] == 10 and grid["n_items_used"] == 10
+    assert pooled["chance"] == pytest.approx((4 / 3 + 6 / 4) / 10)  # the mean of the items' chances
+    assert pooled["means"]["both"] == 1.0 and pooled["verdict"] == "healthy"
+    said = " ".join(result.output.split())
+    assert "task mc3 (chance 0.333)" in said and "task mc4 (chance 0.250)" in said
+    assert "pooled over mc3, mc4 (chance 0.283, the items' mean)" in said
+
+    report = tmp_path / "report.html"
+    assert runner.invoke(app, ["report", str(out), "-o", str(report)]).exit_code == 0
+    html = report.read_text()
+    assert "tasks.mc3.chance" in html and "tasks.mc4.means.both" in html and "pooled over 2 tasks" in html
+
+
+def test_a_stream_blind_model_is_caught_per_task_and_pooled(data: Path, tmp_path: Path) -> None:
+    result = ablate(data, tmp_path / "grid", "--skip-self-check", model="sim:video-blind")
+    assert result.exit_code == 0, result.output
+    grid = json.loads((tmp_path / "grid" / "ablation.json").read_text())
+    assert "no_fusion" in grid["diagnosis"]["flags"]
+    assert all("no_fusion" in t["flags"] for t in grid["tasks"].values())
+
+
+def test_one_task_chosen_is_diagnosed_alone(data: Path, tmp_path: Path) -> None:
+    result = ablate(data, tmp_path / "grid", "--task", "mc3", "--skip-self-check")
+    assert result.exit_code == 0, result.output
+    grid = json.loads((tmp_path / "grid" / "ablation.json").read_text())
+    assert grid["tasks"] == {} and grid["diagnosis"]["chance"] == pytest.approx(1 / 3)
+    assert grid["diagnosis"]["n_items"] == 4
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (("--chance", "0.3"), "--chance sets the chance level of one task, and this data has several (mc3, mc4)"),
+        (("--task", "mc9"), "no items of task mc9 (tasks here: mc3, mc4)"),
+        (("--neither", "grey"), "--neither is blank|none"),
+    ],
+)
+def test_options_are_checked_before_the_self_check_sends_anything(
+    data: Path, tmp_path: Path, extra: tuple[str, ...], said: str
+) -> None:
+    out = tmp_path / "grid"
+    result = ablate(data, out, *extra)
+    assert result.exit_code == 2, result.output
+    assert said in " ".join(result.output.split())
+    assert "self-check" not in result.output and "condition 1 of 4" not in result.output
+    assert not out.exists()  # no partial folder
