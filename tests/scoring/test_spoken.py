@@ -409,6 +409,130 @@ def test_score_spoken_is_json_serialisable() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# A reply that names the answer to reject it is not a match (issue 22, item 3).
+
+
+@pytest.mark.parametrize(
+    ("response", "rejected", "stated"),
+    [
+        ("Is it Paris? No, it's London.", "Paris", "London"),
+        ("not Paris but London", "Paris", "London"),
+        ("Paris? No.", "Paris", None),
+        ("I thought Paris, but it's Lyon", "Paris", "Lyon"),
+        ("Is it Paris? Definitely not.", "Paris", None),
+        ("Is it Paris? Nope, Lyon.", "Paris", "Lyon"),
+        ("Is it London? No, Paris.", "London", "Paris"),
+        ("Is it Paris? Not at all, it's Lyon.", "Paris", "Lyon"),
+        ("Paris, no, London", "Paris", "London"),
+        ("Paris, wait, London", "Paris", "London"),
+        ("It's Paris, sorry, London.", "Paris", "London"),
+        ("It's Paris. Wait, no, it's London.", "Paris", "London"),
+        ("Paris, that's wrong", "Paris", None),
+        ("Is it Paris? That's not right, it's Lyon.", "Paris", "Lyon"),
+        ("At first I thought it was Paris; however, it is Lyon.", "Paris", "Lyon"),
+        ("I assumed Paris. But it's Lyon.", "Paris", "Lyon"),
+        ("I was going to say Paris, but it's Lyon", "Paris", "Lyon"),
+        ("the 1990s", "1990", "1990s"),
+        ("the '90s", "90", "90s"),
+        ("before 1990", "in 1990", "1990"),
+        # Chinese
+        ("不是巴黎，是伦敦", "巴黎", "伦敦"),
+        ("是巴黎吗？不是，是伦敦。", "巴黎", "伦敦"),
+        ("巴黎？不对。", "巴黎", None),
+        ("巴黎，不对，是伦敦", "巴黎", "伦敦"),
+        ("是巴黎。等等，是伦敦。", "巴黎", "伦敦"),
+        ("巴黎，这是错的", "巴黎", None),
+        ("我以为是巴黎，其实是伦敦", "巴黎", "伦敦"),
+        ("一开始我以为是巴黎，但是是伦敦", "巴黎", "伦敦"),
+    ],
+)
+def test_a_candidate_named_to_be_rejected_is_not_the_answer(response: str, rejected: str, stated: str | None) -> None:
+    assert not answer_matches(response, rejected)
+    if stated is not None:
+        assert answer_matches(response, stated)
+
+
+@pytest.mark.parametrize(
+    ("response", "reference"),
+    [
+        ("Is it Paris? Yes.", "Paris"),
+        ("Is it Paris? No doubt.", "Paris"),
+        ("Is it Paris or London? Paris.", "Paris"),
+        ("It's Paris, no?", "Paris"),  # a tag question
+        ("It's Paris, no doubt.", "Paris"),
+        ("It's Paris, no, not London.", "Paris"),  # the "no" goes with "not London"
+        ("It's Paris. No, not London.", "Paris"),  # a bare "No." does not take back the sentence before
+        ("It's Paris, sorry.", "Paris"),
+        ("Paris, that's right", "Paris"),
+        ("I thought Paris, but I'm not sure", "Paris"),  # a hedge, not a correction
+        ("I thought it was Paris but I could be wrong", "Paris"),
+        ("I thought about it, and it's Paris, but the photo is blurry.", "Paris"),
+        ("Paris? No.", "no"),  # the answer "no" itself
+        ("No, no, it's Paris", "Paris"),
+        ("in 1990", "1990"),
+        ("1990", "in 1990"),
+        ("It was 1990.", "in 1990"),
+        ("the kitchen", "in the kitchen"),
+        ("It's on the table", "on the table"),
+        ("the 1990s", "1990s"),
+        ("是巴黎吗？没错。", "巴黎"),
+        ("是巴黎吗？不错。", "巴黎"),
+        ("我以为是巴黎，但不确定", "巴黎"),
+    ],
+)
+def test_what_is_not_a_rejection_still_matches(response: str, reference: str) -> None:
+    assert answer_matches(response, reference)
+
+
+def test_a_rejected_candidate_is_still_mentioned() -> None:
+    # Retraction is for answers only: a rule judge's keyword check still sees what was said.
+    assert contains_phrase("Is the left door open? No, it's closed.", "left door")
+    assert not answer_matches("Is the left door open? No, it's closed.", "open")
+    assert not contains_phrase("the 1990s", "1990")
+    assert not answer_matches("under the kitchen table", "in the kitchen")
+
+
+_REJECTIONS_EN = [
+    "Is it {x}? No, it's {y}.",
+    "{x}? No.",
+    "{x}? No, {y}.",
+    "not {x} but {y}",
+    "I thought {x}, but it's {y}",
+    "I thought it was {x}. But it's {y}.",
+    "{x}, no, {y}",
+    "{x}, wait, {y}",
+    "It's {x}. Wait, it's {y}.",
+    "{x}, that's wrong, it's {y}",
+    "Is it {x}? That is incorrect. It's {y}.",
+]
+_REJECTIONS_ZH = ["是{x}吗？不是，是{y}。", "不是{x}，是{y}", "{x}，不对，是{y}", "我以为是{x}，其实是{y}", "{x}？不对。"]
+_CANDIDATES_EN = ["Paris", "London", "Lyon", "red", "blue", "the green cup", "seven", "twenty-three", "2.5", "1990"]
+_CANDIDATES_ZH = ["巴黎", "伦敦", "红色", "蓝色", "杯子", "左边"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_REJECTIONS_EN), st.sampled_from(_CANDIDATES_EN), st.sampled_from(_CANDIDATES_EN))
+def test_rejected_english_candidate_never_matches(template: str, x: str, y: str) -> None:
+    if normalize(x) == normalize(y):
+        return
+    reply = template.format(x=x, y=y)
+    assert not answer_matches(reply, x)
+    if "{y}" in template:
+        assert answer_matches(reply, y)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(_REJECTIONS_ZH), st.sampled_from(_CANDIDATES_ZH), st.sampled_from(_CANDIDATES_ZH))
+def test_rejected_chinese_candidate_never_matches(template: str, x: str, y: str) -> None:
+    if x == y:
+        return
+    reply = template.format(x=x, y=y)
+    assert not answer_matches(reply, x)
+    if "{y}" in template:
+        assert answer_matches(reply, y)
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # Properties.
 
 _VOCAB = [

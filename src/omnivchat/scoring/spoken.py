@@ -21,7 +21,8 @@ Normalisation, in order (``normalize`` returns the tokens joined by spaces, CJK 
 1. NFKC, casefold; curly apostrophes to ``'``; "−" to "-".
 2. Cut-off fragments are dropped ("Par- Paris" -> "Paris").
 3. Lexing: words (letters with inner apostrophes), digit numbers ("1,000" -> 1000, "2.50" -> 2.5, "-5"), "1st"-style
-   ordinals, single CJK characters (Chinese has no spaces, so each character is a token), "%" -> "percent",
+   ordinals, a number glued to "s" as one word ("1990s", "the 90's": a decade or a plural, never 1990 or 90),
+   single CJK characters (Chinese has no spaces, so each character is a token), "%" -> "percent",
    currency signs ``$ € £ ¥ ¢`` (step 9). Punctuation becomes clause boundaries (``, ; : — …`` soft,
    ``. ! ? 。`` hard) and is then dropped; any other symbol is a space. Hyphens between letters split words
    ("twenty-three" -> "twenty three").
@@ -75,6 +76,21 @@ so a phrase that starts with its own negation ("no green bottle", "can't move", 
   不对, 红色是错的. "Paris isn't wrong", 红色不错, 红色对不对 and 红色没错 reject nothing. Predicates: wrong,
   incorrect, false, mistaken, untrue, "not right/correct/true/it/the answer/the case"; 不对 不正确 是错 错了.
 
+Retraction (``answer_matches`` only): a candidate named in order to reject it, across clauses and sentences, is no
+answer. ``contains_phrase`` still sees it, since it was said ("Is the left door open? No, it's closed" mentions the
+left door).
+
+- A question answered no: "Is it Paris? No, it's London.", "Paris? No.", "Definitely not", "Nope"; 是巴黎吗？不是。
+  "No doubt", "Not sure", 没错 and 不错 answer yes or nothing.
+- A correction marker between two candidates in one sentence: "Paris, no, London", "Paris, wait, London", "Paris,
+  sorry, London", 巴黎，不对，是伦敦 (not when a negation follows, "It's Paris, no, not London", nor a tag "no?").
+  "Wait", "oops", "correction", "scratch that", 等等, 不对, 说错了 also take back the sentence before ("It's Paris.
+  Wait, no, it's London."); a bare "No." there does not ("It's Paris. No, not London.").
+- A rejecting demonstrative: "Paris, that's wrong", "Is it Paris? That's not right.", 巴黎，这是错的.
+- A belief then a contrast: "I thought Paris, but it's Lyon", "At first ..., however ...", "I thought Paris. But
+  ...", 我以为是巴黎，其实是伦敦, 一开始…但是…; a hedging contrast leaves it ("I thought Paris, but I'm not sure",
+  "but I could be wrong", 但不确定), as does a clause opening with "and"/"so"/"then" before the contrast.
+
 Matching: a phrase or reference matches when its tokens occur as a contiguous run of the text's tokens, starting
 outside a negation scope. Fillers are stripped from both sides first; when that leaves the phrase empty or finds no
 match, a second try keeps them, so a phrase made of filler words (嗯, "I think") can still be found. Each try is
@@ -86,9 +102,13 @@ stated "5 dollars"), while "It's five dollars" states "5". A phrase with no word
 articles) raises ValueError. ``answer_matches`` adds one rule for hedges: an occurrence right next to "or" (或,
 或者, 还是) with another word on the other side in the same sentence is one of two candidates, not an answer
 ("Paris or London" matches neither; "Is it Paris or London? Paris." matches Paris). "or so", "or something",
-"or not" name no second candidate; 还是 after a pronoun, 都 or 也 means "still".
+"or not" name no second candidate; 还是 after a pronoun, 都 or 也 means "still". It also applies retraction
+(above), and a reference opening with "in", "on" or "at" is also answered without it ("1990" answers "in 1990",
+"the kitchen" answers "in the kitchen"), unless another preposition stands there ("before 1990").
 
-Known limits: negation in a later clause or sentence ("Paris? No.", "Paris, that's wrong") is not seen; Chinese is
+Known limits: retraction needs punctuation or a marker word (ASR text "is it paris no its london" still states
+Paris); "I mean" is a filler, so "Paris, I mean London" still states Paris; a question without "?" (是巴黎吗 with no
+mark) is not seen as one; ``contains_phrase`` sees negation only within a clause; Chinese is
 matched by characters, so 红色 is found inside 粉红色 (pink); no stemming ("apples" != "apple"); no
 traditional/simplified folding; no dates across languages (五月二十三日 is not "May 23"; money is: 五美元 is "$5");
 a negative amount's sign next to a currency sign ("-$5") is lost; clock times ("ten thirty") are two numbers, and a
@@ -153,7 +173,8 @@ _CJK = (
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df\U0002a700-\U0002ebef\U00030000-\U0003134f"
 _LETTER = rf"[^\W\d_{_CJK}]"
 _LEX = re.compile(
-    rf"(?P<o>[0-9]+(?:st|nd|rd|th)(?!{_LETTER}|[0-9]))"
+    rf"(?P<d>[0-9]+'?s(?!{_LETTER}|[0-9]))"
+    rf"|(?P<o>[0-9]+(?:st|nd|rd|th)(?!{_LETTER}|[0-9]))"
     r"|(?P<n>(?:(?<![^\s(\[])-)?(?:[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])|[0-9]+)(?:\.[0-9]+)?)"
     rf"|(?P<w>{_LETTER}+(?:'{_LETTER}+)*)"
     rf"|(?P<c>[{_CJK}])"
@@ -191,6 +212,8 @@ def _lex(text: str) -> list[Tok]:
             toks.append(number_tok(Decimal(raw[:-2]), ordinal=True, glued=glued))
         elif kind == "p":
             toks.append(Tok("w", "percent", None, glued))
+        elif kind == "d":  # "1990s", "the 90's": a decade or a plural, one word, never the number itself
+            toks.append(Tok("w", raw.replace("'", ""), None, glued))
         else:
             toks.append(Tok(kind, raw, None, glued))
     return toks
@@ -490,6 +513,181 @@ def _negate_clause(
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Retraction: a candidate named in order to reject it, across clauses and sentences. These spans count against an
+# answer (``answer_matches``) but not against a mention (``contains_phrase``): in "Is the left door open? No, it's
+# closed" the question is rejected as an answer, yet "left door" was still said.
+
+# A sentence that answers a question with a rejection: "No, ...", "Not at all", "Definitely not", 不是, 不对.
+_EN_NO_OPENERS = frozenset({"no"})
+_EN_REJECTION_WORDS = frozenset(_words("no not never wrong incorrect false"))
+_EN_INTENSIFIERS = frozenset(_words("definitely certainly absolutely surely of course really probably"))
+_EN_NOT_A_REJECTION = frozenset(_words("doubt wonder problem matter sure certain only just merely"))
+_ZH_REJECTIONS = frozenset(
+    _words("不 不是 不对 没有 错 错了 不是的 不对的 不不 当然不是 肯定不是 并不是 绝对不是 当然不 肯定不")
+)
+# A clause that takes back what came before it in its sentence ("Paris, no, London"; "Paris, wait, London").
+_EN_MARKER_WORDS = frozenset(_words("no wait sorry oops correction wrong incorrect"))
+_EN_MARKER_PHRASES = frozenset({"scratch that", "hold on", "my mistake", "i was wrong", "let me correct that"})
+_ZH_MARKERS = frozenset(_words("不 不对 不是 不不 等等 等一下 错了 说错了 更正"))
+# Markers strong enough to take back the previous sentence too ("It's Paris. Wait, no, it's London."): a bare "No."
+# after a statement may be the start of a new point ("It's Paris. No, not London."), so it does not.
+_EN_REPAIR_WORDS = frozenset(_words("wait oops correction"))
+_ZH_REPAIRS = frozenset(_words("等等 等一下 不对 说错了 更正 错了"))
+# A belief later corrected: "I thought Paris, but it's Lyon", "At first ..., but ...", 我以为是巴黎，其实是伦敦.
+_EN_BELIEF_SEQS: tuple[tuple[str, ...], ...] = (
+    *((w,) for w in _words("thought assumed guessed believed figured expected supposed imagined initially originally")),
+    ("at", "first"),
+    ("would", "have", "said"),
+    ("was", "going", "to", "say"),
+)
+_ZH_BELIEF_SEQS: tuple[tuple[str, ...], ...] = (
+    ("以", "为"),
+    ("起", "初"),
+    ("本", "来"),
+    ("原", "本"),
+    ("当", "初"),
+    ("1", "开", "始"),  # 一开始, with 一 read as a numeral
+    ("乍", "1", "看"),
+)
+_BELIEF_CONTRASTS = frozenset(_words("but however 但 但是 可是 不过 其实 结果 实际上 却 而是"))
+_ZH_BELIEF_CONTRASTS: tuple[tuple[str, ...], ...] = tuple(
+    tuple(w) for w in _words("但是 可是 不过 其实 结果 实际上 而是 但 却")
+)
+# A contrast that hedges instead of correcting ("I thought Paris, but I'm not sure") leaves the belief standing.
+_HEDGE_WORDS = frozenset(_words("sure certain positive confident know"))
+_ZH_HEDGES = ("确定", "知道", "肯定", "一定")
+_MODALS = frozenset(_words("could might may can"))
+# Clauses that keep stating rather than turning: "I thought about it, and it's Paris, but ..." keeps Paris.
+_CONTINUATIONS = frozenset(_words("and so then because 所 然 因"))
+# "Paris, that's wrong": a demonstrative whose predicate rejects (see _rejected_subjects) rejects what came before.
+_DEMONSTRATIVES = frozenset(_words("that this which it"))
+_ZH_DEMONSTRATIVE_REJECTIONS = frozenset(
+    _words("这是错的 那是错的 这不对 那不对 这是不对的 那是不对的 这个不对 那个不对")
+)
+
+
+def _zh(words: Sequence[str]) -> str:
+    return "".join(words)
+
+
+def _answers_no(words: Sequence[str]) -> bool:
+    """True when ``words``, the first clause of the sentence after a question, rejects it ("No", "Not at all",
+    "Definitely not", 不是); "No doubt", "Not sure", 不错 and 没错 do not."""
+    if not words:
+        return False
+    if words[0] in _EN_NO_OPENERS or (words[0] == "not" and _classify(words, 0)[0] == "cue"):
+        return len(words) == 1 or words[1] not in _EN_NOT_A_REJECTION
+    if all(w in _EN_REJECTION_WORDS or w in _EN_INTENSIFIERS for w in words):
+        return any(w in _EN_REJECTION_WORDS for w in words)
+    text = _zh(words)
+    return text in _ZH_REJECTIONS or text.startswith(("不是", "不对"))
+
+
+def _is_marker(words: Sequence[str]) -> bool:
+    text = " ".join(words)
+    return (
+        all(w in _EN_MARKER_WORDS for w in words) or text in _EN_MARKER_PHRASES or _zh(words) in _ZH_MARKERS
+    ) and bool(words)
+
+
+def _is_repair(words: Sequence[str]) -> bool:
+    return _is_marker(words) and (
+        any(w in _EN_REPAIR_WORDS for w in words) or " ".join(words) in _EN_MARKER_PHRASES or _zh(words) in _ZH_REPAIRS
+    )
+
+
+def _rejects_before(words: Sequence[str]) -> bool:
+    """True for a clause such as "that's wrong", "which is not right", 这是错的, which rejects the clause before it."""
+    if _zh(words) in _ZH_DEMONSTRATIVE_REJECTIONS:
+        return True
+    if len(words) < 3 or words[0] not in _DEMONSTRATIVES:
+        return False
+    rest = list(words[1:])
+    if rest[0] in _MODALS or rest[0] == "would":
+        rest = rest[1:]
+    return bool(rest) and _rejected_subjects(["x", *rest]) == [(0, 1)] and len(rest) <= 3
+
+
+def _starts_negated(words: Sequence[str]) -> bool:
+    return bool(words) and _classify(words, 0)[0] == "cue"
+
+
+def _is_hedge(words: Sequence[str]) -> bool:
+    text = _zh(words)
+    if any(h in text for h in _ZH_HEDGES) or any(w in _HEDGE_WORDS for w in words):
+        return True
+    return any(
+        words[k] in _MODALS and words[k + 1 : k + 3] in (["be", "wrong"], ["be", "mistaken"])
+        for k in range(len(words) - 2)
+    )
+
+
+def _seq_at(words: Sequence[str], p: int, seqs: Iterable[tuple[str, ...]]) -> int:
+    """Length of the first of ``seqs`` that occurs at ``words[p]``, else 0."""
+    for seq in seqs:
+        if tuple(words[p : p + len(seq)]) == seq:
+            return len(seq)
+    return 0
+
+
+def _retracted(texts: Sequence[str], sentences: Sequence[tuple[list[list[int]], bool]]) -> list[bool]:
+    """Per word: named in order to be rejected, across clauses and sentences (see the module docstring).
+
+    ``sentences`` holds, per sentence, its clauses (lists of word indices) and whether it ends with "?".
+    """
+    flags = [False] * len(texts)
+
+    def mark(clauses: Iterable[list[int]]) -> None:
+        for clause in clauses:
+            for k in clause:
+                flags[k] = True
+
+    for s, (clauses, question) in enumerate(sentences):
+        words = [[texts[k] for k in clause] for clause in clauses]
+        following = sentences[s + 1][0] if s + 1 < len(sentences) else []
+        # "Is it Paris? No, it's London."; "Paris? No."
+        if question and following and _answers_no([texts[k] for k in following[0]]):
+            mark(clauses)
+        start = 0
+        for c, clause_words in enumerate(words):
+            later = words[c + 1] if c + 1 < len(words) else None
+            if c > 0 and _is_marker(clause_words) and later is not None and not _starts_negated(later):
+                mark(clauses[start:c])  # "Paris, no, London"
+                start = c + 1
+            elif c == 0 and s > 0 and (_is_repair(clause_words) or _rejects_before(clause_words)):
+                mark(sentences[s - 1][0])  # "It's Paris. Wait, no, it's London."; "Is it Paris? That's wrong."
+            elif c > 0 and _rejects_before(clause_words):
+                mark(clauses[start:c])  # "Paris, that's wrong"
+                start = c + 1
+        # "I thought Paris, but it's Lyon": the belief, up to a contrast that corrects it.
+        flat = [(c, k) for c, clause in enumerate(clauses) for k in range(len(clause))]
+        for pos, (c, k) in enumerate(flat):
+            length = _seq_at(words[c], k, _EN_BELIEF_SEQS) or _seq_at(words[c], k, _ZH_BELIEF_SEQS)
+            if not length:
+                continue
+            for c2, k2 in flat[pos + length :]:
+                if k2 == 0 and c2 != c and words[c2][0] in _CONTINUATIONS:
+                    break
+                turn = _seq_at(words[c2], k2, _ZH_BELIEF_CONTRASTS) or int(words[c2][k2] in _BELIEF_CONTRASTS)
+                if turn:
+                    if not _is_hedge(words[c2][k2 + turn :]):
+                        for c3, k3 in flat[pos + length :]:
+                            if (c3, k3) == (c2, k2):
+                                break
+                            flags[clauses[c3][k3]] = True
+                    break
+            else:
+                # The contrast may open the next sentence: "I thought Paris. But it's Lyon."
+                if following and texts[following[0][0]] in _BELIEF_CONTRASTS:
+                    rest = [texts[k] for k in following[0][1:]]
+                    if not _is_hedge(rest):
+                        for c3, k3 in flat[pos + length :]:
+                            flags[clauses[c3][k3]] = True
+            break
+    return flags
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # Analysis.
 
 
@@ -502,6 +700,7 @@ class _Analysis:
     values: tuple[Decimal | None, ...]
     negated: tuple[bool, ...]
     sentence: tuple[int, ...]
+    retracted: tuple[bool, ...] = ()
 
 
 _ARTICLES = frozenset({"the", "a", "an"})
@@ -543,6 +742,7 @@ def _analyse(text: str, strip_fillers: bool = True, readings: bool = True) -> _A
     clauses: list[tuple[list[int], str]] = []
     current: list[int] = []
     sid = 0
+    questions: set[int] = set()
     for t in toks:
         if t.kind in "sh":
             if current:
@@ -551,6 +751,8 @@ def _analyse(text: str, strip_fillers: bool = True, readings: bool = True) -> _A
             elif clauses and t.kind == "h":
                 clauses[-1] = (clauses[-1][0], "h")
             if t.kind == "h":
+                if t.text == "?":
+                    questions.add(sid)
                 sid += 1
             continue
         current.append(len(words))
@@ -567,12 +769,17 @@ def _analyse(text: str, strip_fillers: bool = True, readings: bool = True) -> _A
         for k, flag in zip(members, flags, strict=True):
             negated[k] = flag
         carry = dangling if end == "s" else None
+    by_sentence: dict[int, list[list[int]]] = {}
+    for members, _end in clauses:
+        by_sentence.setdefault(sentence[members[0]], []).append(members)
+    retracted = _retracted(texts, [(cs, sid in questions) for sid, cs in by_sentence.items()])
     return _Analysis(
         tokens=tuple(texts),
         kinds=tuple(t.kind for t in words),
         values=tuple(t.value if t.kind in "no" else None for t in words),
         negated=tuple(negated),
         sentence=tuple(sentence),
+        retracted=tuple(retracted),
     )
 
 
@@ -650,18 +857,38 @@ def _hedged(an: _Analysis, i: int, j: int) -> bool:
     return False
 
 
-def _found(text: str, phrase: str, *, negation_aware: bool, hedge_aware: bool) -> bool:
+# A reference that opens with "in", "on" or "at" ("in 1990", "on the table") is also answered by what follows it
+# ("1990", "the table"), unless the reply puts another preposition there ("before 1990", "under the table").
+_OPTIONAL_PREPOSITIONS = frozenset(_words("in on at"))
+_PREPOSITIONS = frozenset(
+    _words(
+        "in on at before after since until till by around about from to under over above below behind near during "
+        "within through past circa beyond inside outside into onto toward towards beneath beside between of for"
+    )
+)
+
+
+def _found(text: str, phrase: str, *, negation_aware: bool, answer: bool) -> bool:
+    """Whether ``phrase`` occurs in ``text`` outside negation scopes; with ``answer`` also not as one side of a
+    hedge ("Paris or London") nor named to be rejected ("Is it Paris? No, ..."), and a leading "in"/"on"/"at" of
+    the phrase may be left unsaid."""
     for an, ph in _phrase_pair(text, phrase):
-        tokens = ph.tokens
         # A phrase that rejects its own start ("Paris is wrong", 红色不对) is found where it is said; any other
-        # phrase only outside a negation scope.
-        own_rejection = ph.negated[0]
-        for i in _occurrences(an.tokens, tokens):
-            if negation_aware and an.negated[i] and not own_rejection:
-                continue
-            if hedge_aware and _hedged(an, i, i + len(tokens)):
-                continue
-            return True
+        # phrase only outside a negation scope. So is a phrase that retracts its own start ("Paris, no, London").
+        forms = [(0, False)]
+        if answer and len(ph.tokens) > 1 and ph.tokens[0] in _OPTIONAL_PREPOSITIONS:
+            forms.append((1, True))
+        for first, bare in forms:
+            tokens = ph.tokens[first:]
+            own_rejection, own_retraction = ph.negated[first], ph.retracted[first]
+            for i in _occurrences(an.tokens, tokens):
+                if bare and i > 0 and an.tokens[i - 1] in _PREPOSITIONS:
+                    continue
+                if negation_aware and an.negated[i] and not own_rejection:
+                    continue
+                if answer and (_hedged(an, i, i + len(tokens)) or (an.retracted[i] and not own_retraction)):
+                    continue
+                return True
     return False
 
 
@@ -716,7 +943,7 @@ def contains_phrase(text: str, phrase: str, *, negation_aware: bool = True) -> b
 
     Raises ValueError when ``phrase`` has no word after normalisation (empty, punctuation, only articles).
     """
-    return _found(text, phrase, negation_aware=negation_aware, hedge_aware=False)
+    return _found(text, phrase, negation_aware=negation_aware, answer=False)
 
 
 def contains_any(text: str, phrases: Iterable[str], *, negation_aware: bool = True) -> bool:
@@ -730,12 +957,16 @@ def answer_matches(response: str, reference: str) -> bool:
     The reference token sequence must occur in the response tokens (after ``normalize``'s steps) at a place that
     is (1) outside every negation scope, checked before containment ("not Paris" does not match "Paris"; "not Paris
     but London" matches "London"), and (2) not one side of an "or" between two candidates ("Paris or London" does
-    not match "Paris": a hedge is not an answer; "Is it Paris or London? Paris." does). Matching is by tokens, so
-    "17" does not match "7", and number words equal digits ("Twenty-three." matches "23", 二十三 matches "23").
+    not match "Paris": a hedge is not an answer; "Is it Paris or London? Paris." does), and (3) not named to be
+    rejected in a later clause or sentence ("Is it Paris? No, it's London.", "Paris? No.", "I thought Paris, but
+    it's Lyon", 是巴黎吗？不是，是伦敦: see Retraction in the module docstring). Matching is by tokens, so "17" does
+    not match "7", "the 1990s" does not match "1990", and number words equal digits ("Twenty-three." matches "23",
+    二十三 matches "23"). A reference opening with "in", "on" or "at" is answered without it ("1990" matches "in
+    1990"), unless another preposition stands there ("before 1990").
 
     Raises ValueError when the reference has no word after normalisation.
     """
-    return _found(response, reference, negation_aware=True, hedge_aware=True)
+    return _found(response, reference, negation_aware=True, answer=True)
 
 
 def numbers_in(text: str, *, ordinals: bool = False) -> list[float]:
