@@ -130,7 +130,8 @@ def expected_table3(run: Path) -> dict:
             all_ = [i for i in items if i["subcategory"] in codes]
             scored = [i["score"] for i in all_ if i["score"] is not None]
             mean = statistics.fmean(scored) if scored else None
-            se = statistics.stdev(scored) / math.sqrt(len(scored)) if len(scored) > 1 else None
+            sd = statistics.stdev(scored) if len(scored) > 1 else 0.0
+            se = sd / math.sqrt(len(scored)) if sd > 0 else None  # no SE of n=1, nor of scores that are all equal
             sides.append((mean, se, f"{len(scored)} / {len(all_)}"))
         (sm, sse, sn), (mm, mse, mn) = sides
         gap = None if sm is None or mm is None else mm - sm
@@ -177,13 +178,16 @@ def test_table3_matches_the_scores_files(made: Made) -> None:
         for row, (sm, sse, sn, mm, _, mn, gap, gap_se) in zip(got[1:], want["rows"], strict=True):
             text = [t for t, _ in row]
             assert text[2] == fmt(sm) and text[4] == sn and text[5] == fmt(mm) and text[7] == mn
-            assert text[3] == (fmt(sse) if sse is not None else f"n/a (n={sn.split(' / ')[0]})")
+            n = sn.split(" / ")[0]
+            assert text[3] == (
+                fmt(sse) if sse is not None else "n/a (n=1)" if n == "1" else "n/a (every score is the same)"
+            )
             assert text[8] == fmt(gap)
             if gap_se is not None:
                 assert text[9] == fmt(gap_se) and text[10] == ("yes" if abs(gap) <= gap_se else "no")
             assert "scores.json" in row[2][1]  # every number traces to its file
         stic = [t for t, _ in got[5]]
-        assert stic[6] == "n/a (n=1)" and stic[9] == "n/a (n=1)"  # one MTIC item: a mean, no SE
+        assert stic[6] == "n/a (n=1)" and stic[9] == "n/a (multi-turn: n=1)"  # one MTIC item: a mean, no SE
         svmr = [t for t, _ in got[2]]
         assert svmr[4] == "3 / 4"  # the unchecked SVMR item is counted, not averaged
         summary = {r[0][0]: r[1][0] for r in page.tables["table3-tests"][1:]}
@@ -195,7 +199,7 @@ def test_table3_matches_the_scores_files(made: Made) -> None:
         for name, key in (("Pearson r", "pearson"), ("Spearman ρ", "spearman")):
             value = want[key].statistic
             shown = summary[f"{name}, single vs multi means"]
-            assert shown == ("n/a (constant)" if math.isnan(value) else f"{value:.3f}")
+            assert shown == ("n/a (every single-turn mean is the same)" if math.isnan(value) else f"{value:.3f}")
 
 
 def test_an_incomplete_run_is_flagged_and_its_gaps_say_why(made: Made) -> None:
@@ -209,13 +213,18 @@ def test_an_incomplete_run_is_flagged_and_its_gaps_say_why(made: Made) -> None:
     assert rows["SPSD"][2] == "n/a (0 of 3 scored)" and rows["SPSD"][5] == "n/a (0 of 2 scored)"
     assert rows["SPSD"][8] == "n/a"
     assert rows["AR and DR"][5] == "1.000" and rows["AR and DR"][6] == "n/a (n=1)" and rows["AR and DR"][7] == "1 / 3"
-    assert rows["AR and DR"][9] == "n/a (n=1)"  # a gap, but no standard error of it
+    # a gap, but no standard error of it: each side says why (every single-turn score is 1; one multi-turn item)
+    assert rows["AR and DR"][3] == "n/a (every score is the same)"
+    assert rows["AR and DR"][9] == "n/a (single-turn: every score is the same; multi-turn: n=1)"
     summary = {r[0][0]: r[1][0] for r in page.tables["table3-tests"][1:]}
     assert summary["Pairs with both means"] == "3"
-    # sim:healthy answers every item it ran: every mean is 1, every gap 0: t and the correlations are undefined
-    assert summary["Paired t-test, multi − single (t(2))"] == "every difference is 0"
-    assert summary["t-test p (two-sided)"] == "1.000"
-    assert summary["Pearson r, single vs multi means"] == "n/a (constant)"
+    # sim:healthy answers every item it ran: every mean is 1, every gap 0: t, its p and the correlations are
+    # undefined, and say so (the p was printed as 1.000 beside "every difference is 0")
+    assert summary["Paired t-test, multi − single (t(2))"] == "n/a (every difference is 0)"
+    assert summary["t-test p (two-sided)"] == "n/a (every difference is 0)"
+    assert summary["Pearson r, single vs multi means"] == "n/a (every single-turn mean is the same)"
+    assert summary["Spearman ρ p"] == "n/a (every single-turn mean is the same)"
+    assert "1.000" not in [v for k, v in summary.items() if "t-test" in k or " p" in k]
 
 
 def test_paired_comparison_section(made: Made) -> None:

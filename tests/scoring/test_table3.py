@@ -34,7 +34,7 @@ def test_the_papers_statistics_come_back() -> None:
     assert round(r.pearson.value, 2) == 0.75 and round(r.spearman.value, 2) == 0.10
     assert round(r.mean_gap, 3) == -0.026
     # one item per side: no standard error anywhere, and it says so
-    assert all(row.gap_se is None and row.single.note == "SE n/a (n=1)" for row in g.rows)
+    assert all(row.gap_se is None and row.single.note == "n/a (n=1)" for row in g.rows)
 
 
 def test_standard_errors_pooling_and_missing_pairs_by_hand() -> None:
@@ -64,8 +64,8 @@ def test_standard_errors_pooling_and_missing_pairs_by_hand() -> None:
     assert rc.single.subcategories == ("AR", "DR") and rc.single.n_scored == 3 and rc.single.mean == 0.5
     assert rc.single.se == pytest.approx(0.5 / math.sqrt(3))  # sd of (1, 0, 0.5) is 0.5
     assert rc.gap == pytest.approx(0.0) and rc.within_se is True
-    assert svmr.gap is None and svmr.multi.note == "no items" and "multi-turn: no items" in (svmr.note or "")
-    assert ic.gap is None and ic.multi.note == "1 items, none scored"
+    assert svmr.gap is None and svmr.multi.note == "n/a (no items)" and "multi-turn: no items" in (svmr.note or "")
+    assert ic.gap is None and ic.multi.note == "n/a (0 of 1 scored)"
     assert sdi.single.n_items == 0 and sdi.multi.n_items == 0
     # statistics over the two pairs with both means: (0.75, 0.25) and (0.5, 0.5)
     assert t.n_pairs == 2 and t.mean_gap == pytest.approx(-0.25)
@@ -78,4 +78,30 @@ def test_no_pair_at_all() -> None:
     t = table3([("AOR", 1.0), ("ER", 0.5)])
     assert t.n_pairs == 0 and t.mean_gap is None
     assert t.t_test.note == "n/a (n=0)" and t.pearson.note == "n/a (n=0)"
-    assert [r.note for r in t.rows] == ["no gap (single-turn: no items; multi-turn: no items)"] * 5
+    assert [r.note for r in t.rows] == ["n/a (single-turn: no items; multi-turn: no items)"] * 5
+
+
+def test_degenerate_statistics_say_na_with_their_reason() -> None:
+    # Every gap 0 (a model that scores the same on both sides of every pair): the t-test of constant differences
+    # is 0/0, not "p = 1"; means that are all equal correlate with nothing.
+    same = table3(one_item_per_side(tuple((0.5, 0.5) for _ in PAIRS)))
+    assert same.n_pairs == 5 and same.mean_gap == 0.0
+    assert same.t_test.statistic is None and same.t_test.p is None
+    assert same.t_test.note == "n/a (every difference is 0)"
+    assert same.pearson.value is None and same.pearson.note == "n/a (every single-turn mean is the same)"
+    assert same.spearman.value is None and same.spearman.p is None
+    # every gap the same but not 0: t would be +-inf; the multi-turn means still vary with the single ones
+    shifted = table3(one_item_per_side(tuple((x, x - 0.1) for x, _ in GEMINI)))
+    assert shifted.t_test.p is None and shifted.t_test.note == "n/a (every difference is the same)"
+    assert shifted.pearson.value == 1.0 and shifted.pearson.p is None  # on a line: no p
+    assert (shifted.pearson.note or "").startswith("p n/a (|r| = 1")
+    # a side whose scored items all have one score: a mean, but no SE (0 would claim an exact mean), and so no
+    # SE of the gap; the note names the side
+    t = table3([("ICC", 1.0), ("ICC", 1.0), ("ICC", None), ("MDCC", 0.5), ("MDCC", 0.0)])
+    icc = t.rows[0]
+    assert icc.single.mean == 1.0 and icc.single.se is None and icc.single.note == "n/a (every score is the same)"
+    assert icc.multi.se == pytest.approx(0.25) and icc.multi.note is None
+    assert icc.gap == -0.75 and icc.gap_se is None and icc.within_se is None
+    assert icc.note == "n/a (single-turn: every score is the same)"
+    one = table3([("ICC", 1.0), ("MDCC", 0.5), ("MDCC", 0.5)]).rows[0]
+    assert one.note == "n/a (single-turn: n=1; multi-turn: every score is the same)"

@@ -120,10 +120,10 @@ def compare_command(
             _num(mean),
         )
     console.print(table)
-    ci = f"[{_num(s.ci[0], sign=True)}, {_num(s.ci[1], sign=True)}]" if s.ci else "— (n < 2)"
+    ci = f"[{_num(s.ci[0], sign=True)}, {_num(s.ci[1], sign=True)}]" if s.ci else (s.ci_note or "n/a (n < 2)")
     console.print(f"B − A = {_num(s.difference, sign=True)}, {s.level:.0%} paired-bootstrap CI {ci}", highlight=False)
-    t_text = f"t({t.df}) = {_num(t.statistic, 2)}" if t.statistic is not None else f"t undefined ({t.note})"
-    console.print(f"paired t-test: {t_text}, p = {_p(t.p)}", highlight=False)
+    t_text = f"t({t.df}) = {_num(t.statistic, 2)}, p = {_p(t.p)}" if t.statistic is not None else t.note
+    console.print(f"paired t-test: {t_text}", highlight=False)
     if not flip.n_nonzero:
         how = "no sign to flip"
     elif flip.exact:

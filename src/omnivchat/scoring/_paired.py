@@ -8,11 +8,14 @@ seconds to import), except the sign flips of the permutation test, done in numpy
 ``scipy.stats.permutation_test`` by the tests.
 
 Undefined is never a number: a statistic that cannot be computed (too few pairs, a constant input, zero variance)
-is None with a ``note`` that says why, e.g. ``n/a (n=2)``.
+is None with a ``note`` that says why, in the words the report and ``compare`` print: ``n/a (n=2)``,
+``n/a (every difference is 0)``. The sign-flip test is the exception that proves the rule: with every difference 0
+each of its sign patterns reaches the observed mean, so its exact p is 1, a defined value (the t-test's t is 0/0).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Literal
 
@@ -40,7 +43,9 @@ class TTest(BaseModel):
     df: int | None = Field(description="Degrees of freedom, n − 1.")
     p: float | None = Field(description="Two-sided p-value; None when undefined.")
     n: int = Field(description="Pairs used.")
-    note: str | None = Field(None, description="Why the test is undefined or degenerate.")
+    note: str | None = Field(
+        None, description="Why the test is undefined: 'n/a (n=1)', 'n/a (every difference is 0)'; None: it is not."
+    )
 
 
 class SignFlipTest(BaseModel):
@@ -67,7 +72,11 @@ class Correlation(BaseModel):
     value: float | None
     p: float | None = None
     n: int
-    note: str | None = Field(None, description="Why there is no value: 'n/a (n=2)', 'n/a (constant)'.")
+    note: str | None = Field(
+        None,
+        description="Why there is no value or no p: 'n/a (n=2)', 'n/a (every x value is the same)', "
+        "'p n/a (|r| = 1: ...)'.",
+    )
 
 
 class PairedComparison(BaseModel):
@@ -81,6 +90,9 @@ class PairedComparison(BaseModel):
     mean_b: float | None
     difference: float | None = Field(description="mean(b − a) = mean_b − mean_a over the pairs.")
     ci: tuple[float, float] | None = Field(description="Percentile-bootstrap interval of the mean difference.")
+    ci_note: str | None = Field(
+        None, description="Why there is no interval: 'n/a (n=1)', 'n/a (every difference is 0)'."
+    )
     level: float = LEVEL
     bootstrap_resamples: int = BOOTSTRAP_RESAMPLES
     seed: int = SEED
@@ -109,23 +121,30 @@ def _all_equal(values: Sequence[float]) -> bool:
     return hi - lo <= 1e-12 * max(1.0, abs(hi), abs(lo))
 
 
+def _same_values(values: Sequence[float], what: str) -> str | None:
+    """Why ``values`` (n >= 1) give no spread to estimate a standard error or an interval from: ``every <what> is
+    0`` or ``every <what> is the same`` (up to rounding); None when they vary."""
+    if not values or not _all_equal(values):
+        return None
+    return f"every {what} is 0" if all(float(v) == 0 for v in values) else f"every {what} is the same"
+
+
 def paired_t_test(a: Sequence[float], b: Sequence[float]) -> TTest:
     """Paired t-test of b − a: ``a[k]`` and ``b[k]`` are two measurements of the same unit k (an item in two runs;
     a single-turn subcategory mean and its multi-turn extension's mean for one model, Table 3). t = mean(d) /
     (sd(d) / sqrt(n)) with d = b − a, df = n − 1, two-sided (``scipy.stats.ttest_rel(b, a)``).
 
-    Undefined (None with a note) with fewer than 2 pairs, or when every difference is the same (sd = 0): then
-    p = 1 if every difference is 0 (no difference at all), else None (the t-test cannot say; the sign-flip test
-    can)."""
+    Undefined (t and p None, with a note) with fewer than 2 pairs, or when every difference is the same (sd = 0):
+    t is then 0/0 (every difference 0) or +-inf, and scipy's p (NaN, or 0) says nothing; the sign-flip test can
+    still speak."""
     _check_pairs(a, b)
     n = len(a)
     if n < 2:
         return TTest(statistic=None, df=None, p=None, n=n, note=f"n/a (n={n})")
     d = differences(a, b)
-    if _all_equal(d):
-        if all(x == 0 for x in d):
-            return TTest(statistic=None, df=n - 1, p=1.0, n=n, note="every difference is 0")
-        return TTest(statistic=None, df=n - 1, p=None, n=n, note="every difference is the same")
+    constant = _same_values(d, "difference")
+    if constant is not None:
+        return TTest(statistic=None, df=n - 1, p=None, n=n, note=f"n/a ({constant})")
     from scipy.stats import ttest_rel
 
     result = ttest_rel(list(map(float, b)), list(map(float, a)))
@@ -170,13 +189,24 @@ def sign_flip_test(d: Sequence[float], *, resamples: int = PERMUTATION_RESAMPLES
     return SignFlipTest(statistic=observed, p=p, n=n, n_nonzero=m, exact=False, resamples=resamples, seed=seed)
 
 
+def interval_note(values: Sequence[float], what: str = "difference") -> str | None:
+    """Why :func:`mean_interval` gives no interval of the mean of ``values`` (``what`` names one value): ``n/a
+    (n=1)`` below 2 values, ``n/a (every difference is 0)`` / ``n/a (every difference is the same)`` when they do
+    not vary (every resample has the same mean: a zero-width interval would claim a precision the data cannot
+    show); None when there is one."""
+    if len(values) < 2:
+        return f"n/a (n={len(values)})"
+    constant = _same_values(values, what)
+    return None if constant is None else f"n/a ({constant})"
+
+
 def mean_interval(
     values: Sequence[float], *, level: float = LEVEL, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = SEED
 ) -> tuple[float, float] | None:
     """Percentile-bootstrap interval of the mean of ``values``, seeded (``scipy.stats.bootstrap``). For paired
-    differences, resampling the differences is resampling the pairs: the pairing is kept. None with fewer than 2
-    values."""
-    if len(values) < 2:
+    differences, resampling the differences is resampling the pairs: the pairing is kept. None (and
+    :func:`interval_note` says why) with fewer than 2 values or when every value is the same."""
+    if interval_note(values) is not None:
         return None
     import numpy as np
     from scipy.stats import bootstrap
@@ -195,20 +225,40 @@ def mean_interval(
     return float(low), float(high)
 
 
-def correlation(x: Sequence[float], y: Sequence[float], method: Literal["pearson", "spearman"]) -> Correlation:
+PERFECT = 1 - 1e-12
+"""|r| at or above this is +-1 up to rounding."""
+
+
+def correlation(
+    x: Sequence[float],
+    y: Sequence[float],
+    method: Literal["pearson", "spearman"],
+    labels: tuple[str, str] = ("x value", "y value"),
+) -> Correlation:
     """Pearson r or Spearman rho between paired values (``x[k]``, ``y[k]``), with its two-sided p-value
-    (``scipy.stats.pearsonr`` / ``spearmanr``). None, with the note ``n/a (n=2)``, below
-    :data:`MIN_CORRELATION_PAIRS` pairs; ``n/a (constant)`` when either side does not vary."""
+    (``scipy.stats.pearsonr`` / ``spearmanr``). Undefined cases are None with a note (``labels`` name one value of
+    each side in it):
+
+    - below :data:`MIN_CORRELATION_PAIRS` pairs: ``n/a (n=2)`` (two points always correlate at +-1);
+    - a side that does not vary (every value, or every rank, the same): ``n/a (every x value is the same)``;
+    - |r| = 1 (up to rounding) keeps the value, +-1, but not the p: scipy's p is then an artefact of rounding
+      (1e-8, 1e-24, 0) rather than a probability; for Spearman the exact p would be 2/n! (no ties), far from it.
+    """
     _check_pairs(x, y)
     n = len(x)
     if n < MIN_CORRELATION_PAIRS:
         return Correlation(method=method, value=None, n=n, note=f"n/a (n={n})")
-    if _all_equal(list(map(float, x))) or _all_equal(list(map(float, y))):
-        return Correlation(method=method, value=None, n=n, note="n/a (constant)")
+    for values, label in zip((x, y), labels, strict=True):
+        if _all_equal(list(map(float, values))):
+            return Correlation(method=method, value=None, n=n, note=f"n/a (every {label} is the same)")
     from scipy.stats import pearsonr, spearmanr
 
     result = pearsonr(x, y) if method == "pearson" else spearmanr(x, y)
     value = max(-1.0, min(1.0, float(result.statistic)))  # rounding may step just past +-1
+    if abs(value) >= PERFECT:
+        name, what = ("r", "the points lie on a line") if method == "pearson" else ("rho", "the ranks match exactly")
+        note = f"p n/a (|{name}| = 1: {what}, the test's p is a rounding artefact)"
+        return Correlation(method=method, value=math.copysign(1.0, value), p=None, n=n, note=note)
     return Correlation(method=method, value=value, p=float(result.pvalue), n=n)
 
 
@@ -260,6 +310,7 @@ def compare_paired(
         mean_b=mean_b,
         difference=difference,
         ci=mean_interval(d, level=level, resamples=bootstrap_resamples, seed=seed),
+        ci_note=interval_note(d),
         level=level,
         bootstrap_resamples=bootstrap_resamples,
         seed=seed,

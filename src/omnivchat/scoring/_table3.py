@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnivchat.bench import MULTI_TURN_EXTENSIONS, resolve_subcategory
-from omnivchat.scoring._paired import Correlation, TTest, correlation, paired_t_test
+from omnivchat.scoring._paired import Correlation, TTest, _same_values, correlation, paired_t_test
 
 
 class SideMean(BaseModel):
@@ -34,8 +34,14 @@ class SideMean(BaseModel):
     n_items: int = Field(description="Items of these subcategories in the run (scored or not).")
     n_scored: int = Field(description="Items with a score: the mean's n.")
     mean: float | None = Field(description="PooledMean (Eq. 2) over the scored items; None when none is scored.")
-    se: float | None = Field(description="Standard error of the mean: sample SD / sqrt(n); None for n < 2.")
-    note: str | None = Field(None, description="Why mean or SE is missing.")
+    se: float | None = Field(
+        description="Standard error of the mean: sample SD / sqrt(n); None for n < 2 or when every score is the same."
+    )
+    note: str | None = Field(
+        None,
+        description="Why mean or SE is missing, as printed: 'n/a (no items)', 'n/a (0 of 3 scored)', 'n/a (n=1)', "
+        "'n/a (every score is the same)'.",
+    )
 
 
 class ExtensionRow(BaseModel):
@@ -48,7 +54,9 @@ class ExtensionRow(BaseModel):
     gap: float | None = Field(description="Multi − Single; None when either mean is missing.")
     gap_se: float | None = Field(description="sqrt(SE_single² + SE_multi²): the two sides are independent samples.")
     within_se: bool | None = Field(description="|gap| <= SE(gap).")
-    note: str | None = Field(None, description="Why there is no gap (or no SE of it).")
+    note: str | None = Field(
+        None, description="Why there is no gap (or no SE of it), as printed: 'n/a (multi-turn: n=1)'."
+    )
 
 
 class Table3(BaseModel):
@@ -64,44 +72,51 @@ class Table3(BaseModel):
     spearman: Correlation
 
 
+LABELS = ("single-turn mean", "multi-turn mean")
+"""How a correlation's note names one value of each side: ``n/a (every multi-turn mean is the same)``."""
+
+
+def _reason(note: str | None) -> str:
+    """The reason inside a note "n/a (reason)"."""
+    text = note or "undefined"
+    return text[len("n/a (") : -1] if text.startswith("n/a (") and text.endswith(")") else text
+
+
 def side_mean(subcategories: tuple[str, ...], scores: list[float | None]) -> SideMean:
     """The pooled mean (Eq. 2) of the scored values among ``scores`` (None: an unscored item, counted, never
-    averaged as 0) and its standard error: sample SD (ddof 1) / sqrt(n), the SE of a mean of n independent items."""
+    averaged as 0) and its standard error: sample SD (ddof 1) / sqrt(n), the SE of a mean of n independent items.
+    No SE below 2 scored items, nor when every score is the same: an SE of 0 would claim an exact mean."""
     values = [float(s) for s in scores if s is not None]
-    n = len(values)
-    if not scores:
-        return SideMean(subcategories=subcategories, n_items=0, n_scored=0, mean=None, se=None, note="no items")
+    n, n_items = len(values), len(scores)
+
+    def side(mean: float | None, se: float | None, note: str | None) -> SideMean:
+        return SideMean(subcategories=subcategories, n_items=n_items, n_scored=n, mean=mean, se=se, note=note)
+
     if n == 0:
-        note = f"{len(scores)} items, none scored"
-        return SideMean(subcategories=subcategories, n_items=len(scores), n_scored=0, mean=None, se=None, note=note)
+        return side(None, None, "n/a (no items)" if not scores else f"n/a (0 of {n_items} scored)")
     mean = math.fsum(values) / n
     if n < 2:
-        return SideMean(
-            subcategories=subcategories, n_items=len(scores), n_scored=1, mean=mean, se=None, note="SE n/a (n=1)"
-        )
+        return side(mean, None, "n/a (n=1)")
+    constant = _same_values(values, "score")
+    if constant is not None:
+        return side(mean, None, f"n/a ({constant})")
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
-    return SideMean(subcategories=subcategories, n_items=len(scores), n_scored=n, mean=mean, se=sd / math.sqrt(n))
+    return side(mean, sd / math.sqrt(n), None)
 
 
 def extension_row(single: SideMean, multi: SideMean) -> ExtensionRow:
-    """The gap Multi − Single and its standard error sqrt(SE_single² + SE_multi²) (independent samples)."""
+    """The gap Multi − Single and its standard error sqrt(SE_single² + SE_multi²) (independent samples). The note
+    of a missing gap or SE names the side and its reason: ``n/a (single-turn: no items)``."""
+    sides = (("single-turn", single), ("multi-turn", multi))
     if single.mean is None or multi.mean is None:
-        missing = [
-            f"{side}: {m.note}" for side, m in (("single-turn", single), ("multi-turn", multi)) if m.mean is None
-        ]
-        return ExtensionRow(
-            single=single,
-            multi=multi,
-            gap=None,
-            gap_se=None,
-            within_se=None,
-            note="no gap (" + "; ".join(missing) + ")",
-        )
+        missing = [f"{name}: {_reason(m.note)}" for name, m in sides if m.mean is None]
+        note = "n/a (" + "; ".join(missing) + ")"
+        return ExtensionRow(single=single, multi=multi, gap=None, gap_se=None, within_se=None, note=note)
     gap = multi.mean - single.mean
     if single.se is None or multi.se is None:
-        return ExtensionRow(
-            single=single, multi=multi, gap=gap, gap_se=None, within_se=None, note="SE of the gap n/a (a side has n=1)"
-        )
+        missing = [f"{name}: {_reason(m.note)}" for name, m in sides if m.se is None]
+        note = "n/a (" + "; ".join(missing) + ")"
+        return ExtensionRow(single=single, multi=multi, gap=gap, gap_se=None, within_se=None, note=note)
     gap_se = math.hypot(single.se, multi.se)
     return ExtensionRow(single=single, multi=multi, gap=gap, gap_se=gap_se, within_se=abs(gap) <= gap_se)
 
@@ -116,7 +131,8 @@ def table3(
     Rows follow ``extensions`` (multi-turn code -> the single-turn codes it extends). What is paired in the
     statistics across rows: for this one model, each pair is (single-turn mean, multi-turn extension mean) of one
     row; rows with a missing mean are left out of them (and say so in their note). The t-test is of multi − single
-    with df = pairs − 1; the correlations need at least 3 pairs (else ``n/a (n=2)``)."""
+    with df = pairs − 1 (``n/a (every difference is 0)`` when the gaps do not vary); the correlations need at least
+    3 pairs (else ``n/a (n=2)``) and means that vary."""
     groups: dict[str, list[float | None]] = defaultdict(list)
     for subcategory, score in records:
         groups[resolve_subcategory(subcategory).code].append(score)
@@ -132,6 +148,6 @@ def table3(
         n_pairs=len(both),
         mean_gap=math.fsum(r.gap for r in both if r.gap is not None) / len(both) if both else None,
         t_test=paired_t_test(single_means, multi_means),
-        pearson=correlation(single_means, multi_means, "pearson"),
-        spearman=correlation(single_means, multi_means, "spearman"),
+        pearson=correlation(single_means, multi_means, "pearson", LABELS),
+        spearman=correlation(single_means, multi_means, "spearman", LABELS),
     )
