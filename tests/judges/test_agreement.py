@@ -299,12 +299,16 @@ def test_bootstrap_sd_is_seeded_and_sane() -> None:
     assert first == pytest.approx(delta, rel=0.1)
 
 
-def test_bootstrap_sd_zero_when_every_reply_scores_the_same() -> None:
-    assert bootstrap_pooled_sd([1, 2, 1], [2, 4, 2]) == 0.0
-    assert bootstrap_pooled_sd([3], [4]) == 0.0
+def test_bootstrap_sd_na_when_every_reply_scores_the_same() -> None:
+    # every resample has the same pooled ratio: an SD of 0 would claim an exact ratio; none, and the row says why
+    assert bootstrap_pooled_sd([1, 2, 1], [2, 4, 2]) is None
+    assert bootstrap_pooled_sd([3], [4]) is None
     assert bootstrap_pooled_sd([], []) is None
     row = agreement_report(_judgments({"B": {i: {1, 2, 3, 4} if i[0] == "a" else {1, 2, 3} for i in ITEMS}})).rows[0]
-    assert row.pooled == 1.0 and row.bootstrap_sd == 0.0
+    assert row.pooled == 1.0 and row.bootstrap_sd is None
+    assert row.notes == {"bootstrap_sd": "n/a (every reply has the same ratio)"}
+    one = agreement_report(_judgments({"B": {"s1": {1, 2, 3}}})).rows[0]
+    assert one.bootstrap_sd is None and one.notes["bootstrap_sd"] == "n/a (n=1)"
 
 
 def test_report_bootstrap_is_deterministic(report: AgreementReport) -> None:
@@ -374,8 +378,54 @@ def test_no_common_reply_gives_empty_figures() -> None:
     report = agreement_report(_judgments(hits), n_resamples=10)
     assert report.n_common == 0
     assert report.rows[0].pooled is None and report.rows[0].bootstrap_sd is None
+    assert report.rows[0].notes == {k: "n/a (no reply)" for k in ("pooled", "mean", "gate", "bootstrap_sd")}
     assert report.pairs[0].kappa is None and report.pairs[0].criterion_agreement is None
+    assert report.pairs[0].notes["kappa"] == "n/a (no decision)"
+    assert report.pairs[0].notes["criterion_agreement"] == "n/a (no reply)"
     assert report.alpha is None and report.decomposition is None
+    assert report.notes["alpha"] == "n/a (no criterion decided by two judges)"
+    assert report.notes["decomposition"] == "n/a (no subcategory)"
+    assert report.pooled_spread is None and report.notes["pooled_spread"] == "n/a (fewer than two judges with a ratio)"
+
+
+def test_degenerate_statistics_say_na_with_their_reason() -> None:
+    # Two judges who pass every criterion of every reply: chance agreement is 1 (kappa 0/0), no disagreement to
+    # expect (alpha undefined), flat profiles (no correlation), every ratio 1 (no variance to decompose).
+    every = {i: set(range(1, len(ITEMS[i][1]) + 1)) for i in ITEMS}
+    flat = agreement_report(_judgments({"A": every, "B": every}), n_resamples=10)
+    (pair,) = flat.pairs
+    assert pair.criterion_agreement == 1.0 and pair.full_score_match == 1.0  # shares: defined
+    assert pair.kappa is None and pair.notes["kappa"] == (
+        "n/a (every decision of both judges is the same: chance agreement is 1)"
+    )
+    assert flat.alpha is None and flat.notes["alpha"] == "n/a (every decision is the same: no disagreement to expect)"
+    assert flat.decomposition is None and flat.notes["decomposition"] == "n/a (every ratio is the same)"
+    assert flat.pooled_spread == 0.0 and flat.pooled_sd == 0.0  # descriptive: two judges that agree, spread 0
+    # the profiles of three subcategories: one judge flat, the other not
+    profile = _profile_judgments()
+    one_flat = [j for j in profile if j.judge == "A"] + [
+        Judgment(j.item_id, j.subcategory, "F", j.tiers, frozenset({1, 2})) for j in profile if j.judge == "A"
+    ]
+    (ab,) = agreement_report(one_flat, n_resamples=10).pairs
+    assert ab.n_subcategories == 3 and ab.pearson is None and ab.spearman is None
+    assert ab.notes["pearson"] == "n/a (every subcategory ratio of F is the same)"
+    # a single judge: nothing across judges
+    alone = agreement_report(_judgments({"A": HITS["A"]}), n_resamples=10)
+    assert alone.alpha is None and alone.notes["alpha"] == "n/a (one judge)"
+    assert alone.pooled_sd is None and alone.pooled_spread is None and alone.mean_spread is None
+    assert alone.decomposition is None and alone.notes["decomposition"] == "n/a (one judge)"
+    assert all(v is None for v in alone.category_spreads.values())
+    assert [s.spread for s in alone.subcategories] == [None, None]
+    # the decomposition needs two subcategories and two judges
+    assert variance_decomposition([[0.2, 0.4]]) is None and variance_decomposition([[0.2], [0.4]]) is None
+    # printed: the reasons, never a bare dash or a number standing in for nothing
+    console = Console(file=io.StringIO(), width=400)
+    for table in render_agreement(flat):
+        console.print(table)
+    text = console.file.getvalue()
+    assert "n/a (every decision of both judges is the same: chance agreement is 1)" in text
+    assert "n/a (every decision is the same: no disagreement to expect)" in text
+    assert AgreementReport.model_validate_json(flat.model_dump_json()) == flat  # the notes are in the JSON
 
 
 def test_validation() -> None:
@@ -460,6 +510,8 @@ def test_identical_judges_agree_fully() -> None:
     (pair,) = report.pairs
     assert pair.criterion_agreement == 1.0 and pair.full_score_match == 1.0
     assert pair.kappa == pytest.approx(1.0) and report.alpha == pytest.approx(1.0)
-    assert pair.pearson == pytest.approx(1.0) and pair.spearman == pytest.approx(1.0)
+    # two subcategories: two points always correlate at +-1, which says nothing
+    assert pair.pearson is None and pair.spearman is None and pair.n_subcategories == 2
+    assert pair.notes == {"pearson": "n/a (n=2)", "spearman": "n/a (n=2)"}
     assert report.decomposition is not None and report.decomposition.judge == pytest.approx(0.0, abs=1e-12)
     assert list(combinations(report.judges, 2)) == [("A", "A2")]

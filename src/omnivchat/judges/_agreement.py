@@ -23,6 +23,11 @@ every figure of that judge. By default (``common_items=True``, as in the paper: 
 scored. The subcategory table and the variance decomposition always use the replies all judges scored. Every
 statistic reports how many replies it used.
 
+Undefined is never a number: a statistic that cannot be computed (no reply, one judge, fewer than 3 subcategories
+to correlate, values that do not vary) is None, and the ``notes`` of its row (or of the report) say why in the
+words printed: ``{"kappa": "n/a (every decision of both judges is the same)"}``. A spread or SD *across* judges
+needs two judges; a bootstrap SD needs two replies whose ratios differ (an SD of 0 would claim an exact ratio).
+
 Libraries: Krippendorff's alpha comes from the ``krippendorff`` package (numpy only); Cohen's kappa is read off
 the 2x2 table that ``scipy.stats.contingency.crosstab`` builds; the bootstrap is ``scipy.stats.bootstrap``;
 correlations are ``scipy.stats.pearsonr`` and ``scipy.stats.spearmanr``.
@@ -31,7 +36,6 @@ correlations are ``scipy.stats.pearsonr`` and ``scipy.stats.spearmanr``.
 from __future__ import annotations
 
 import math
-import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,13 +43,13 @@ from itertools import combinations
 
 import krippendorff
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from rich.table import Table
 from scipy import stats
 from scipy.stats.contingency import crosstab
 
 from omnivchat.bench import resolve_subcategory
-from omnivchat.scoring import rubric_score
+from omnivchat.scoring import correlation, rubric_score
 
 __all__ = [
     "TABLE2_CATEGORIES",
@@ -136,6 +140,8 @@ class JudgeRow(BaseModel):
     available: int
     bootstrap_sd: float | None
     """Standard deviation of the pooled ratio over bootstrap resamples of the replies."""
+    notes: dict[str, str] = Field(default_factory=dict)
+    """Field name -> why that statistic is None, as printed: ``n/a (n=1)``."""
 
 
 class PairRow(BaseModel):
@@ -161,6 +167,8 @@ class PairRow(BaseModel):
     """Pearson correlation of the two judges' subcategory ratios; None below 2 subcategories or for a flat profile."""
     spearman: float | None
     """Spearman correlation of the two judges' subcategory ratios; None as for Pearson."""
+    notes: dict[str, str] = Field(default_factory=dict)
+    """Field name -> why that statistic is None, as printed: ``n/a (n=2)``."""
 
 
 class RepeatRow(BaseModel):
@@ -180,6 +188,8 @@ class RepeatRow(BaseModel):
     """Fraction of replies whose gated score differs between the runs."""
     criterion_agreement: float | None
     kappa: float | None
+    notes: dict[str, str] = Field(default_factory=dict)
+    """Field name -> why that statistic is None."""
 
 
 class SubcategoryRow(BaseModel):
@@ -192,7 +202,7 @@ class SubcategoryRow(BaseModel):
     n_items: int
     ratios: dict[str, float | None]
     spread: float | None
-    """Largest minus smallest ratio across judges."""
+    """Largest minus smallest ratio across judges; None with fewer than two judges' ratios."""
 
 
 class VarianceDecomposition(BaseModel):
@@ -234,7 +244,7 @@ class AgreementReport(BaseModel):
     decomposition: VarianceDecomposition | None
     repeats: list[RepeatRow]
     pooled_spread: float | None
-    """Largest minus smallest pooled ratio across judges."""
+    """Largest minus smallest pooled ratio across judges; None with fewer than two pooled ratios."""
     pooled_sd: float | None
     """Standard deviation (ddof=1) of the judges' pooled ratios."""
     mean_spread: float | None
@@ -242,6 +252,8 @@ class AgreementReport(BaseModel):
     category_spreads: dict[str, float | None]
     n_resamples: int
     seed: int
+    notes: dict[str, str] = Field(default_factory=dict)
+    """Field name (``alpha``, ``decomposition``, ``pooled_sd``...) -> why that statistic is None, as printed."""
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -253,36 +265,49 @@ def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
 
     kappa = (p_o - p_e) / (1 - p_e) with p_o the observed agreement and p_e = sum_v p_a(v) p_b(v) the agreement
     expected from the marginals, both read off the 2x2 table of ``scipy.stats.contingency.crosstab``. Returns
-    None when there is no decision or p_e = 1 (both raters constant and equal: kappa is undefined).
+    None when there is no decision or p_e = 1 (both raters constant and equal: kappa is undefined); see
+    :func:`_kappa` for the reason.
     """
+    return _kappa(a, b)[0]
+
+
+def _kappa(a: Sequence[int], b: Sequence[int]) -> tuple[float | None, str | None]:
+    """(Cohen's kappa, None) or (None, why it is undefined)."""
     if len(a) != len(b):
         raise ValueError(f"decision sequences differ in length: {len(a)} and {len(b)}")
     if not a:
-        return None
+        return None, "n/a (no decision)"
     table = crosstab(np.asarray(a, dtype=int), np.asarray(b, dtype=int), levels=([0, 1], [0, 1])).count
     n = table.sum()
     p_o = np.trace(table) / n
     p_e = float((table.sum(axis=1) * table.sum(axis=0)).sum()) / n**2
     if p_e >= 1.0:
-        return None
-    return float((p_o - p_e) / (1.0 - p_e))
+        return None, "n/a (every decision of both judges is the same: chance agreement is 1)"
+    return float((p_o - p_e) / (1.0 - p_e)), None
 
 
 def krippendorff_alpha(decisions: Sequence[Sequence[float]]) -> float | None:
     """Krippendorff's alpha (nominal, values {0, 1}) of a judges x units matrix (Appendix D.3).
 
     ``decisions[j][u]`` is judge j's decision (1 met, 0 not met, NaN missing) on unit u, a (reply, criterion)
-    pair. Computed by the ``krippendorff`` package. Returns None when alpha is undefined: no unit with two
-    decisions, or a single value throughout (no expected disagreement).
+    pair. Computed by the ``krippendorff`` package. Returns None when alpha is undefined: fewer than two judges,
+    no unit with two decisions, or a single value throughout (no expected disagreement); see :func:`_alpha`.
     """
+    return _alpha(decisions)[0]
+
+
+def _alpha(decisions: Sequence[Sequence[float]]) -> tuple[float | None, str | None]:
+    """(Krippendorff's alpha, None) or (None, why it is undefined)."""
     data = np.asarray(decisions, dtype=float)
-    if data.ndim != 2 or data.shape[1] == 0 or ((~np.isnan(data)).sum(axis=0) >= 2).sum() == 0:
-        return None
+    if data.ndim != 2 or data.shape[0] < 2:
+        return None, "n/a (one judge)"
+    if data.shape[1] == 0 or ((~np.isnan(data)).sum(axis=0) >= 2).sum() == 0:
+        return None, "n/a (no criterion decided by two judges)"
     values = np.unique(data[~np.isnan(data)])
     if len(values) < 2:
-        return None
+        return None, "n/a (every decision is the same: no disagreement to expect)"
     value = float(krippendorff.alpha(reliability_data=data, value_domain=[0.0, 1.0], level_of_measurement="nominal"))
-    return None if math.isnan(value) else value
+    return (None, "n/a (undefined)") if math.isnan(value) else (value, None)
 
 
 def bootstrap_pooled_sd(
@@ -292,20 +317,30 @@ def bootstrap_pooled_sd(
 
     Replies are resampled with replacement (earned and available together) ``n_resamples`` times by
     ``scipy.stats.bootstrap`` with a ``numpy.random.Generator`` seeded by ``seed``; the result is the standard
-    deviation (ddof=1) of the resampled pooled ratios. Deterministic for a given seed. 0 when every reply has the
-    same ratio (or there is one reply); None with no reply.
+    deviation (ddof=1) of the resampled pooled ratios. Deterministic for a given seed. None with no reply, one
+    reply, or when every reply has the same ratio: every resample then has the same pooled ratio, and an SD of 0
+    would claim a precision the replies cannot show (:func:`_bootstrap_sd` says which).
     """
+    return _bootstrap_sd(earned, available, n_resamples=n_resamples, seed=seed)[0]
+
+
+def _bootstrap_sd(
+    earned: Sequence[float], available: Sequence[float], *, n_resamples: int, seed: int
+) -> tuple[float | None, str | None]:
+    """(the bootstrap SD of the pooled ratio, None) or (None, why there is none)."""
     e = np.asarray(earned, dtype=float)
     a = np.asarray(available, dtype=float)
     if e.shape != a.shape:
         raise ValueError(f"earned and available differ in length: {e.shape} and {a.shape}")
     if e.size == 0:
-        return None
+        return None, "n/a (no reply)"
     if (a <= 0).any():
         raise ValueError("available points must be positive")
     ratios = e / a
-    if e.size == 1 or np.all(ratios == ratios[0]):
-        return 0.0  # every resample has the same pooled ratio
+    if e.size == 1:
+        return None, "n/a (n=1)"
+    if np.all(ratios == ratios[0]):
+        return None, "n/a (every reply has the same ratio)"
 
     def pooled(e_: np.ndarray, a_: np.ndarray, axis: int = -1) -> np.ndarray:
         return e_.sum(axis=axis) / a_.sum(axis=axis)
@@ -319,7 +354,7 @@ def bootstrap_pooled_sd(
         method="percentile",
         rng=np.random.default_rng(seed),
     )
-    return float(result.standard_error)
+    return float(result.standard_error), None
 
 
 def variance_decomposition(ratios: Sequence[Sequence[float]]) -> VarianceDecomposition | None:
@@ -333,14 +368,22 @@ def variance_decomposition(ratios: Sequence[Sequence[float]]) -> VarianceDecompo
         SS_interaction = sum_sj (x_sj - r_s - c_j + m)^2      (the residual)
         SS_total       = sum_sj (x_sj - m)^2 = SS_subcategory + SS_judge + SS_interaction
 
-    Each share is SS / SS_total, so the three sum to 1. Returns None when SS_total is 0 or the matrix is empty.
+    Each share is SS / SS_total, so the three sum to 1. Returns None when the matrix has fewer than two rows or two
+    columns (one subcategory or one judge: nothing to tell apart) or SS_total is 0; see :func:`_decomposition`.
     """
+    return _decomposition(ratios)[0]
+
+
+def _decomposition(ratios: Sequence[Sequence[float]]) -> tuple[VarianceDecomposition | None, str | None]:
+    """(the decomposition, None) or (None, why there is none)."""
     x = np.asarray(ratios, dtype=float)
     if x.ndim != 2 or x.size == 0:
-        return None
+        return None, "n/a (no subcategory)"
     if np.isnan(x).any():
         raise ValueError("variance decomposition needs a value in every (subcategory, judge) cell")
     s, j = x.shape
+    if s < 2 or j < 2:
+        return None, "n/a (one subcategory)" if s < 2 else "n/a (one judge)"
     m = x.mean()
     r = x.mean(axis=1, keepdims=True)
     c = x.mean(axis=0, keepdims=True)
@@ -349,8 +392,8 @@ def variance_decomposition(ratios: Sequence[Sequence[float]]) -> VarianceDecompo
     ss_int = float(((x - r - c + m) ** 2).sum())
     total = ss_sub + ss_judge + ss_int
     if total <= 0.0:
-        return None
-    return VarianceDecomposition(
+        return None, "n/a (every ratio is the same)"
+    decomposition = VarianceDecomposition(
         subcategory=ss_sub / total,
         judge=ss_judge / total,
         interaction=ss_int / total,
@@ -358,16 +401,16 @@ def variance_decomposition(ratios: Sequence[Sequence[float]]) -> VarianceDecompo
         n_judges=j,
         total_sum_of_squares=total,
     )
+    return decomposition, None
 
 
-def _correlation(x: Sequence[float], y: Sequence[float], method: str) -> float | None:
-    if len(x) < 2:
-        return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.ConstantInputWarning)
-        result = stats.pearsonr(x, y) if method == "pearson" else stats.spearmanr(x, y)
-    value = float(result.statistic)
-    return None if math.isnan(value) else value
+NO_REPLY = "n/a (no reply)"
+TWICE = "n/a (no reply scored in both runs)"
+
+
+def _notes(**values: tuple[object, str | None]) -> dict[str, str]:
+    """Field name -> its note, for every statistic given as (value, note) whose value is None."""
+    return {name: note or "n/a" for name, (value, note) in values.items() if value is None}
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -428,6 +471,10 @@ def _judge_row(
     subcategories = _grouped_ratios(used, "subcategory")
     earned = sum(s.earned for s in used)
     available = sum(s.available for s in used)
+    pooled = _ratio(earned, available)
+    mean = math.fsum(subcategories.values()) / len(subcategories) if subcategories else None
+    gate = sum(s.gate for s in used) / len(used) if used else None
+    boot = _bootstrap_sd([s.earned for s in used], [s.available for s in used], n_resamples=n_resamples, seed=seed)
     return JudgeRow(
         judge=judge,
         n_items=len(used),
@@ -436,22 +483,24 @@ def _judge_row(
         n_missing=n_missing,
         categories={c: categories.get(c) for c in TABLE2_CATEGORIES},
         subcategories=subcategories,
-        pooled=_ratio(earned, available),
-        mean=math.fsum(subcategories.values()) / len(subcategories) if subcategories else None,
-        gate=sum(s.gate for s in used) / len(used) if used else None,
+        pooled=pooled,
+        mean=mean,
+        gate=gate,
         earned=earned,
         available=available,
-        bootstrap_sd=bootstrap_pooled_sd(
-            [s.earned for s in used], [s.available for s in used], n_resamples=n_resamples, seed=seed
-        ),
+        bootstrap_sd=boot[0],
+        notes=_notes(pooled=(pooled, NO_REPLY), mean=(mean, NO_REPLY), gate=(gate, NO_REPLY), bootstrap_sd=boot),
     )
 
 
-def _decision_agreement(a: Sequence[_Scored], b: Sequence[_Scored]) -> tuple[int, float | None, float | None]:
+def _decision_agreement(
+    a: Sequence[_Scored], b: Sequence[_Scored]
+) -> tuple[int, float | None, tuple[float | None, str | None]]:
+    """(decisions compared, the share agreed on, (kappa, why none))."""
     da = [d for s in a for d in s.decisions]
     db = [d for s in b for d in s.decisions]
     agreement = sum(x == y for x, y in zip(da, db, strict=True)) / len(da) if da else None
-    return len(da), agreement, cohen_kappa(da, db)
+    return len(da), agreement, _kappa(da, db)
 
 
 def _pair_row(
@@ -465,23 +514,35 @@ def _pair_row(
     codes = sorted(profile_a)
     xa = [profile_a[c] for c in codes]
     xb = [profile_b[c] for c in codes]
+    # scoring.correlation: None below 3 subcategories (two points always correlate at +-1) or for a flat profile
+    labels = (f"subcategory ratio of {judge_a}", f"subcategory ratio of {judge_b}")
+    pearson, spearman = (correlation(xa, xb, method, labels) for method in ("pearson", "spearman"))
+    full = sum(x.earned == y.earned for x, y in zip(a, b, strict=True)) / len(items) if items else None
     return PairRow(
         judge_a=judge_a,
         judge_b=judge_b,
         n_items=len(items),
         n_decisions=n_decisions,
         criterion_agreement=agreement,
-        kappa=kappa,
-        full_score_match=sum(x.earned == y.earned for x, y in zip(a, b, strict=True)) / len(items) if items else None,
+        kappa=kappa[0],
+        full_score_match=full,
         n_subcategories=len(codes),
-        pearson=_correlation(xa, xb, "pearson"),
-        spearman=_correlation(xa, xb, "spearman"),
+        pearson=pearson.value,
+        spearman=spearman.value,
+        notes=_notes(
+            criterion_agreement=(agreement, NO_REPLY),
+            kappa=kappa,
+            full_score_match=(full, NO_REPLY),
+            pearson=(pearson.value, pearson.note),
+            spearman=(spearman.value, spearman.note),
+        ),
     )
 
 
 def _spread(values: Iterable[float | None]) -> float | None:
+    """Largest minus smallest of the values present; None below two (a spread of one judge says nothing)."""
     present = [v for v in values if v is not None]
-    return max(present) - min(present) if present else None
+    return max(present) - min(present) if len(present) >= 2 else None
 
 
 def agreement_report(
@@ -567,7 +628,7 @@ def agreement_report(
         ]
         for judge in selected
     ]
-    alpha = krippendorff_alpha(matrix) if len(selected) >= 2 else None
+    alpha = _alpha(matrix)
 
     # Subcategory profiles on the common replies, and the two-way decomposition.
     profiles = {judge: _grouped_ratios([scored[judge][i] for i in common], "subcategory") for judge in selected}
@@ -584,7 +645,7 @@ def agreement_report(
                 spread=_spread(ratios.values()),
             )
         )
-    decomposition = variance_decomposition([[profiles[judge][c] for judge in selected] for c in codes])
+    decomposition = _decomposition([[profiles[judge][c] for judge in selected] for c in codes])
 
     repeats = []
     for judge in selected:
@@ -596,6 +657,9 @@ def agreement_report(
             pooled_main = _ratio(sum(s.earned for s in first), sum(s.available for s in first))
             pooled_repeat = _ratio(sum(s.earned for s in second), sum(s.available for s in second))
             _, agreement, kappa = _decision_agreement(first, second)
+            change = None if pooled_main is None or pooled_repeat is None else pooled_repeat - pooled_main
+            changed = sum(x.earned != y.earned for x, y in zip(first, second, strict=True))
+            differs = changed / len(both) if both else None
             repeats.append(
                 RepeatRow(
                     judge=judge,
@@ -603,18 +667,25 @@ def agreement_report(
                     n_items=len(both),
                     pooled_main=pooled_main,
                     pooled_repeat=pooled_repeat,
-                    pooled_change=None if pooled_main is None or pooled_repeat is None else pooled_repeat - pooled_main,
-                    score_differs=(
-                        sum(x.earned != y.earned for x, y in zip(first, second, strict=True)) / len(both)
-                        if both
-                        else None
-                    ),
+                    pooled_change=change,
+                    score_differs=differs,
                     criterion_agreement=agreement,
-                    kappa=kappa,
+                    kappa=kappa[0],
+                    notes=_notes(
+                        pooled_main=(pooled_main, TWICE),
+                        pooled_repeat=(pooled_repeat, TWICE),
+                        pooled_change=(change, TWICE),
+                        score_differs=(differs, TWICE),
+                        criterion_agreement=(agreement, TWICE),
+                        kappa=kappa,
+                    ),
                 )
             )
 
     pooled_values = [r.pooled for r in rows if r.pooled is not None]
+    pooled_spread, mean_spread = _spread(pooled_values), _spread(r.mean for r in rows)
+    pooled_sd = float(np.std(pooled_values, ddof=1)) if len(pooled_values) >= 2 else None
+    fewer = "n/a (fewer than two judges with a ratio)"
     return AgreementReport(
         judges=selected,
         common_items=common_items,
@@ -622,18 +693,25 @@ def agreement_report(
         n_common=len(common),
         rows=rows,
         pairs=pairs,
-        alpha=alpha,
+        alpha=alpha[0],
         alpha_n_items=len(alpha_items),
         alpha_n_units=len(matrix[0]) if matrix else 0,
         subcategories=sub_rows,
-        decomposition=decomposition,
+        decomposition=decomposition[0],
         repeats=repeats,
-        pooled_spread=_spread(pooled_values),
-        pooled_sd=float(np.std(pooled_values, ddof=1)) if len(pooled_values) >= 2 else None,
-        mean_spread=_spread(r.mean for r in rows),
+        pooled_spread=pooled_spread,
+        pooled_sd=pooled_sd,
+        mean_spread=mean_spread,
         category_spreads={c: _spread(r.categories[c] for r in rows) for c in TABLE2_CATEGORIES},
         n_resamples=n_resamples,
         seed=seed,
+        notes=_notes(
+            alpha=alpha,
+            decomposition=decomposition,
+            pooled_spread=(pooled_spread, fewer),
+            pooled_sd=(pooled_sd, fewer),
+            mean_spread=(mean_spread, fewer),
+        ),
     )
 
 
@@ -641,12 +719,13 @@ def agreement_report(
 # Rendering
 
 
-def _fmt(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
+def _fmt(value: float | None, digits: int = 3, note: str | None = None) -> str:
+    """A number, or where it is undefined the reason ("n/a (n=1)"), or "—" where none is recorded."""
+    return (note or "—") if value is None else f"{value:.{digits}f}"
 
 
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
+def _pct(value: float | None, note: str | None = None) -> str:
+    return (note or "—") if value is None else f"{100 * value:.1f}%"
 
 
 def render_agreement(report: AgreementReport) -> list[Table]:
@@ -665,10 +744,10 @@ def render_agreement(report: AgreementReport) -> list[Table]:
         judges.add_row(
             row.judge,
             *(_fmt(row.categories[c]) for c in TABLE2_CATEGORIES),
-            _fmt(row.pooled),
-            _fmt(row.mean),
-            _pct(row.gate),
-            _fmt(row.bootstrap_sd, 4),
+            _fmt(row.pooled, note=row.notes.get("pooled")),
+            _fmt(row.mean, note=row.notes.get("mean")),
+            _pct(row.gate, row.notes.get("gate")),
+            _fmt(row.bootstrap_sd, 4, row.notes.get("bootstrap_sd")),
             str(row.n_items),
         )
 
@@ -681,11 +760,11 @@ def render_agreement(report: AgreementReport) -> list[Table]:
         pairs.add_row(
             p.judge_a,
             p.judge_b,
-            _pct(p.criterion_agreement),
-            _fmt(p.kappa),
-            _pct(p.full_score_match),
-            _fmt(p.pearson),
-            _fmt(p.spearman),
+            _pct(p.criterion_agreement, p.notes.get("criterion_agreement")),
+            _fmt(p.kappa, note=p.notes.get("kappa")),
+            _pct(p.full_score_match, p.notes.get("full_score_match")),
+            _fmt(p.pearson, note=p.notes.get("pearson")),
+            _fmt(p.spearman, note=p.notes.get("spearman")),
             str(p.n_items),
         )
     tables = [judges, pairs]
@@ -699,12 +778,12 @@ def render_agreement(report: AgreementReport) -> list[Table]:
             repeats.add_row(
                 r.judge,
                 str(r.repeat),
-                _fmt(r.pooled_main),
-                _fmt(r.pooled_repeat),
-                "—" if r.pooled_change is None else f"{r.pooled_change:+.4f}",
-                _pct(r.score_differs),
-                _pct(r.criterion_agreement),
-                _fmt(r.kappa),
+                _fmt(r.pooled_main, note=r.notes.get("pooled_main")),
+                _fmt(r.pooled_repeat, note=r.notes.get("pooled_repeat")),
+                r.notes.get("pooled_change", "—") if r.pooled_change is None else f"{r.pooled_change:+.4f}",
+                _pct(r.score_differs, r.notes.get("score_differs")),
+                _pct(r.criterion_agreement, r.notes.get("criterion_agreement")),
+                _fmt(r.kappa, note=r.notes.get("kappa")),
                 str(r.n_items),
             )
         tables.append(repeats)
@@ -712,16 +791,26 @@ def render_agreement(report: AgreementReport) -> list[Table]:
     summary = Table(title="All judges")
     summary.add_column("Statistic")
     summary.add_column("Value", justify="right")
-    summary.add_row(f"Krippendorff's α (nominal, {report.alpha_n_units} criterion decisions)", _fmt(report.alpha))
-    summary.add_row("Pooled spread / SD across judges", f"{_fmt(report.pooled_spread)} / {_fmt(report.pooled_sd)}")
-    summary.add_row("Mean spread", _fmt(report.mean_spread))
+    notes = report.notes
+    summary.add_row(
+        f"Krippendorff's α (nominal, {report.alpha_n_units} criterion decisions)",
+        _fmt(report.alpha, note=notes.get("alpha")),
+    )
+    summary.add_row(
+        "Pooled spread / SD across judges",
+        f"{_fmt(report.pooled_spread, note=notes.get('pooled_spread'))} / "
+        f"{_fmt(report.pooled_sd, note=notes.get('pooled_sd'))}",
+    )
+    summary.add_row("Mean spread", _fmt(report.mean_spread, note=notes.get("mean_spread")))
     for code in TABLE2_CATEGORIES:
         if report.category_spreads.get(code) is not None:
             summary.add_row(f"{code} spread", _fmt(report.category_spreads[code]))
     d = report.decomposition
     summary.add_row(
         f"Variance: subcategory / judge / interaction ({d.n_subcategories if d else 0} subcategories)",
-        "—" if d is None else f"{_pct(d.subcategory)} / {_pct(d.judge)} / {_pct(d.interaction)}",
+        notes.get("decomposition", "—")
+        if d is None
+        else f"{_pct(d.subcategory)} / {_pct(d.judge)} / {_pct(d.interaction)}",
     )
     tables.append(summary)
     return tables

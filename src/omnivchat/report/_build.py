@@ -415,15 +415,17 @@ def _agreement(run: ScoredRun) -> dict[str, Any]:
     assert f is not None  # only runs with an agreement study come here
     undefined = "undefined (no reply used, or nothing to divide or correlate)"
 
+    def stat(obj: Any, name: str, key: str) -> Cell:
+        # a statistic, or where it is undefined the reason its row records ("n/a (n=1)"); older files have none
+        note = getattr(obj, "notes", {}).get(name)
+        return num(getattr(obj, name), f, key, undefined) if note is None else _stat_cell(None, note, f, key)
+
     def cells(section: str, k: int, obj: Any, fields: tuple[str, ...]) -> list[Any]:
-        # counts are always defined; every other field may be undefined (None), with the reason in its tooltip
+        # counts are always defined; every other field may be undefined (None), with the reason shown
         return [
-            num(
-                getattr(obj, name),
-                f,
-                f"{section}[{k}].{name}",
-                "no data" if name in ("n_items", "repeat") else undefined,
-            )
+            num(getattr(obj, name), f, f"{section}[{k}].{name}", "no data")
+            if name in ("n_items", "repeat")
+            else stat(obj, name, f"{section}[{k}].{name}")
             for name in fields
         ]
 
@@ -452,19 +454,18 @@ def _agreement(run: ScoredRun) -> dict[str, Any]:
     repeats = [{"judge": x.judge, "cells": cells("repeats", k, x, repeat_fields)} for k, x in enumerate(r.repeats)]
     d = r.decomposition
     summary = [
-        (f"Krippendorff's α (nominal, {r.alpha_n_units} criterion decisions)", num(r.alpha, f, "alpha", undefined)),
-        ("Pooled spread across judges", num(r.pooled_spread, f, "pooled_spread", undefined)),
-        ("Pooled SD across judges", num(r.pooled_sd, f, "pooled_sd", undefined)),
-        ("Mean spread", num(r.mean_spread, f, "mean_spread", undefined)),
+        (f"Krippendorff's α (nominal, {r.alpha_n_units} criterion decisions)", stat(r, "alpha", "alpha")),
+        ("Pooled spread across judges", stat(r, "pooled_spread", "pooled_spread")),
+        ("Pooled SD across judges", stat(r, "pooled_sd", "pooled_sd")),
+        ("Mean spread", stat(r, "mean_spread", "mean_spread")),
     ]
     for code in TABLE2_CATEGORIES:
         if r.category_spreads.get(code) is not None:
             summary.append((f"{code} spread", num(r.category_spreads[code], f, f"category_spreads.{code}")))
-    why = "no decomposition (fewer than two subcategories or judges)"
+    why = r.notes.get("decomposition") or "n/a (fewer than two subcategories or judges)"
     for part in ("subcategory", "judge", "interaction"):
-        summary.append(
-            (f"Variance share: {part}", num(None if d is None else getattr(d, part), f, f"decomposition.{part}", why))
-        )
+        key = f"decomposition.{part}"
+        summary.append((f"Variance share: {part}", _stat_cell(None if d is None else getattr(d, part), why, f, key)))
     return {
         "model": run.label,
         "simulated": run.simulated,
