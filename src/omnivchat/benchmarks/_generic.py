@@ -45,6 +45,8 @@ class TaskRecord(FileModel):
     attempts: int = 0
     cost: CostTotals | None = None
     """What the item's attempts cost (None in exports made before costs were kept)."""
+    redacted: bool = False
+    """The reply held the run's key and was masked: its text is not what the model sent (routes._redact)."""
 
 
 class BenchmarkExport(ExportFile):
@@ -133,6 +135,7 @@ def task_export(run_dir: Path, tasks: dict[str, list[str]], *, allow_incomplete:
                         reply=result.text if result else None,
                         finish_reason=result.finish_reason if result else None,
                         usage=result.usage if result else None,
+                        redacted=bool(result and result.redacted),
                         error=f"{row['error_kind']}: {row['error']}" if row and row["status"] == "failed" else None,
                         attempts=len(store.attempts(row["key"])) if row and row["key"] else 0,
                         cost=costs.get(key),

@@ -103,6 +103,7 @@ class JudgeOptions:
     progress: bool = True
     budget_usd: float | None = None  # the run directory's total spending limit (docs/costs.md)
     dry_run: bool = False  # send nothing: the outcome carries the estimate (``JudgeOutcome.dry_run``)
+    no_key: bool = False  # every judge sends no key (``--no-key``); ``config`` is already keyless then
 
 
 class JudgeOutcome(BaseModel):

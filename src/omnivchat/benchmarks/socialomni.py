@@ -71,6 +71,7 @@ class SocialOmniBench:
     name = "socialomni"
     title = "SocialOmni: Who (who speaks, 4-way), When (interrupt now?, YES/NO), How (what to say, judged 0-100)"
     protocols: tuple[str, ...] = (PROTOCOL, PROTOCOL + "-judging")
+    chance_levels = ", ".join(f"{task} {level:g}" for task, level in CHANCE.items()) + " (How is judged)"
 
     def chance(self, task: str) -> float:
         return CHANCE[task]
@@ -177,6 +178,7 @@ class SocialOmniBench:
             template_sha=template_sha,
             only_judge=options.only_judge,
             progress=options.progress,
+            no_key=options.no_key,
         )
         metrics = summary.metrics
         notes = [] if metrics.complete else [f"incomplete: {metrics.n_unjudged} answers without a panel"]

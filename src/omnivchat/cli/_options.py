@@ -90,6 +90,12 @@ class RouteOptions:
     top_p: Annotated[float | None, typer.Option("--top-p", help="Nucleus sampling top_p.")] = None
     max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, help="max_tokens per reply.")] = None
     seed: Annotated[int | None, typer.Option("--seed", help="Sampling seed, where the server takes one.")] = None
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout", min=0.001, help="Seconds one request may take before it fails and is retried (default 600)."
+        ),
+    ] = None
     trust_env: Annotated[
         bool,
         typer.Option("--trust-env", help="Send through HTTP_PROXY / HTTPS_PROXY (NO_PROXY honoured); default: direct."),
@@ -107,6 +113,7 @@ class RouteOptions:
             "media_input": self.media_input_type.value if self.media_input_type else None,
             "include_modalities": None if self.omit_modalities is None else not self.omit_modalities,
             "audio_delivery": _DELIVERY.get(self.audio_delivery.value, "none") if self.audio_delivery else None,
+            "timeout_s": self.timeout,
         }
 
     def route(self, model: str, speaker: Any = None) -> Any:
@@ -114,7 +121,7 @@ class RouteOptions:
         hosted model has no key); ``speaker`` lets a simulated model answer aloud."""
         from omnivchat.routes import get_route
 
-        return get_route(
+        route = get_route(
             model,
             speaker=speaker,
             replicas=self.replicas(),
@@ -125,6 +132,11 @@ class RouteOptions:
             trust_env=self.trust_env,
             **self.overrides(),
         )
+        if getattr(route, "key_is_placeholder", False) and not getattr(self, "_noted", False):
+            object.__setattr__(self, "_noted", True)  # said once per command, however many routes it makes
+            where = f"--key-file {self.key_file} ({self.key_field})" if self.key_file else route.settings.api_key_env
+            note(f"the key from {where} {PLACEHOLDER}")
+        return route
 
     def replicas(self) -> Any:
         """The replicas given (``--endpoints``, or ``--base-url`` more than once), or None for one server."""
@@ -145,6 +157,34 @@ class RouteOptions:
 
         given = {f: getattr(self, f) for f in ("temperature", "top_p", "max_tokens", "seed")}
         return Sampling(**{**fallback, **{k: v for k, v in given.items() if v is not None}})
+
+
+PLACEHOLDER = (
+    "is treated as a placeholder, not a secret (under 16 characters, or a common placeholder value): it is sent and "
+    "never written, and replies are not masked for it"
+)
+
+
+def note(message: str) -> None:
+    from omnivchat.cli._app import err_console
+
+    err_console.print(f"note: {message}", markup=False, highlight=False, soft_wrap=True)
+
+
+def note_placeholder_judges(config: Any, names: Any = None) -> None:
+    """Say once per judge whose key is a placeholder that it is one (a key that cannot be found is left to the
+    judging pass, which refuses it naming the variable)."""
+    from omnivchat.errors import OmnivchatError
+    from omnivchat.judges import judge_key
+
+    for name in names or list(config.judges):
+        spec = config.judges.get(name)
+        try:
+            key = judge_key(spec) if spec is not None else None
+        except OmnivchatError:
+            continue
+        if key is not None and key.placeholder:
+            note(f"judge {name!r}: its key {PLACEHOLDER}")
 
 
 def route_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -200,6 +240,23 @@ SplitOption = Annotated[
         "--split",
         help="(--benchmark hf) The dataset's split to run (test; config/split where there are several configs); "
         "needed when it has several.",
+    ),
+]
+NoKeyJudgesOption = Annotated[
+    bool,
+    typer.Option(
+        "--no-key",
+        help="Judges send no key, even where their model's defaults name one (a judge with its own base_url and no "
+        "api_key_env sends none anyway).",
+    ),
+]
+JudgeTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        min=0.001,
+        help="Seconds one verdict request may take before it fails and is asked again (default: the judge "
+        "file's timeout_s, else 600).",
     ),
 ]
 ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress", help="Show progress bars.")]

@@ -11,7 +11,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from omnivchat.cli._app import RETRY_ATTEMPTS, console, err_console, fail, print_failures
-from omnivchat.cli._options import BudgetOption, DryRunOption, OnlyJudgeOption, ProgressOption
+from omnivchat.cli._options import (
+    BudgetOption,
+    DryRunOption,
+    JudgeTimeoutOption,
+    NoKeyJudgesOption,
+    OnlyJudgeOption,
+    ProgressOption,
+    note_placeholder_judges,
+)
 from omnivchat.cli._words import metric_lines
 from omnivchat.cli.calibrate import calibrate_command
 
@@ -51,6 +59,8 @@ def judge_command(
     progress: ProgressOption = True,
     budget: BudgetOption = None,
     dry_run: DryRunOption = False,
+    no_key: NoKeyJudgesOption = False,
+    timeout: JudgeTimeoutOption = None,
 ) -> None:
     """Grade a run's replies with LLM judges, through the one judge engine, for any benchmark.
 
@@ -66,11 +76,22 @@ def judge_command(
     """
     from omnivchat.benchmarks import JudgeOptions, benchmark_of
     from omnivchat.cli.runs import BUDGET_EXIT, print_dry_run
-    from omnivchat.judges import load_judges
+    from omnivchat.judges import RULE_JUDGE, load_judges
 
     benchmark = benchmark_of(run_dir)
+    if RULE_JUDGE in (panel, only_judge):  # it grades as `score` reads the run: there is nothing to ask
+        console.print(
+            f"the rule judge is offline and needs no judging pass: run `omnivchat score {run_dir} --panel rule`",
+            highlight=False,
+            markup=False,
+        )
+        return
+    config = load_judges(judges, no_key=no_key)
+    if timeout is not None:
+        config = config.with_timeout(timeout)
+    note_placeholder_judges(config, [only_judge] if only_judge else None)
     options = JudgeOptions(
-        config=load_judges(judges),
+        config=config,
         judges_file=judges,
         panel=panel,
         only_judge=only_judge,
@@ -84,6 +105,7 @@ def judge_command(
         progress=progress,
         budget_usd=budget,
         dry_run=dry_run,
+        no_key=no_key,
     )
     outcome = benchmark.judge(benchmark.dataset_of(run_dir, bench), run_dir, options)
     if outcome.dry_run is not None:

@@ -299,6 +299,13 @@ def print_served(status: RunStatus) -> None:
         console.print(f"Served ({kind}): " + "; ".join(e.describe() for e in entries), markup=False, highlight=False)
     for line in served_changes(status.served):
         err_console.print(f"warning: {line}", markup=False, highlight=False)
+    for kind, n in status.redacted.items():  # the key was masked inside these replies: not what the model sent
+        err_console.print(
+            f"warning: {n} {kind} replies held the key and were masked (redacted: true in the export): their text is "
+            "not what the model sent",
+            markup=False,
+            highlight=False,
+        )
 
 
 def print_run_cost(cost: RunCost, *, writing: bool = False) -> None:

@@ -11,7 +11,14 @@ import typer
 
 from omnivchat._files import check_output_dir, check_output_file, write_model
 from omnivchat.cli._app import RETRY_ATTEMPTS, console, fail
-from omnivchat.cli._options import OnlyJudgeOption, ProgressOption, RouteOptions, route_options
+from omnivchat.cli._options import (
+    NoKeyJudgesOption,
+    OnlyJudgeOption,
+    ProgressOption,
+    RouteOptions,
+    note_placeholder_judges,
+    route_options,
+)
 
 if TYPE_CHECKING:
     from omnivchat.socialomni._files import SocialOmniSummary
@@ -130,12 +137,15 @@ def judge_command(
     only_judge: OnlyJudgeOption = None,
     judge_prompt: _JudgePromptOption = None,
     progress: ProgressOption = True,
+    no_key: NoKeyJudgesOption = False,
 ) -> None:
     """Score How answers with the three-judge panel (0/25/50/75/100, temperature 0): QGold, QEns, Cov+ and
     QEns_joint, all null while any non-empty answer lacks a full panel. Exit status 1 while incomplete."""
+    from omnivchat.judges import load_judges
     from omnivchat.socialomni._panel import load_judge_template
     from omnivchat.socialomni._run import judge_run
 
+    note_placeholder_judges(load_judges(judges, no_key=no_key), [only_judge] if only_judge else None)
     out = output or run / "judging"
     check_output_dir(out, ours=lambda d: (d / "manifest.json").is_file(), kind="a SocialOmni judging directory")
     template, template_sha = load_judge_template(judge_prompt)
@@ -149,6 +159,7 @@ def judge_command(
         template_sha=template_sha,
         only_judge=only_judge,
         progress=progress,
+        no_key=no_key,
     )
     m = summary.metrics
     console.print(f"panel {panel} ({', '.join(summary.judges)}): {_quality(m)}")
@@ -178,14 +189,17 @@ def rescore_command(
     only_judge: OnlyJudgeOption = None,
     judge_prompt: _JudgePromptOption = None,
     progress: ProgressOption = True,
+    no_key: NoKeyJudgesOption = False,
 ) -> None:
     """Rescore How answers from a hosted run or from archived paper answers (QGold null for archives) with the
     same rubric and panel. Writes input.json (normalised) and results.json."""
+    from omnivchat.judges import load_judges
     from omnivchat.socialomni._panel import load_judge_template
     from omnivchat.socialomni._run import prepare_from_archive, prepare_from_run, rescore
 
     if (run is None) == (paper is None):
         raise fail("give either --run (with --contexts and --model) or --paper")
+    note_placeholder_judges(load_judges(judges, no_key=no_key), [only_judge] if only_judge else None)
     check_output_dir(output, ours=lambda d: (d / "input.json").is_file(), kind="a SocialOmni rescoring directory")
     if run is not None:
         if contexts is None or model is None:
@@ -196,7 +210,9 @@ def rescore_command(
         data = prepare_from_archive(paper)
     write_model(output / "input.json", data)
     template, _ = load_judge_template(judge_prompt)
-    result = rescore(data, judges, panel, output, template=template, only_judge=only_judge, progress=progress)
+    result = rescore(
+        data, judges, panel, output, template=template, only_judge=only_judge, progress=progress, no_key=no_key
+    )
     for entry in result.models:
         m = entry.metrics
         console.print(f"{entry.model}: {_quality(m)}")

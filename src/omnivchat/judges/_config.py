@@ -19,7 +19,9 @@ _LATER_FIELDS = ("include_modalities", "reasoning_effort", "structured_output")
 
 
 class JudgeSpec(BaseModel):
-    """One LLM judge. ``api_key_env`` names the variable holding its key (None: no key is sent)."""
+    """One LLM judge and the key it sends (`judges.judge_key`): the variable ``api_key_env`` names; none when the
+    entry has its own ``base_url`` and no ``api_key_env`` (a server of your own) or says ``no_key``; else the
+    model's default variable (gpt-* OPENAI_API_KEY, qwen* DASHSCOPE_API_KEY, gemini-* GEMINI_API_KEY)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -27,6 +29,7 @@ class JudgeSpec(BaseModel):
     model: str = Field(min_length=1)
     base_url: str | None = None
     api_key_env: str | None = None
+    no_key: bool = Field(default=False, description="Send no key, even where the model's defaults name one.")
     max_concurrency: int = Field(default=2, gt=0)
     temperature: float = 0.0
     max_tokens: int = Field(default=2048, gt=0)
@@ -54,11 +57,14 @@ class JudgeSpec(BaseModel):
         description="USD per million tokens ({input_per_mtok, output_per_mtok}); default: the model's route "
         "defaults, else cost unknown (docs/costs.md).",
     )
+    timeout_s: float | None = Field(
+        default=None, gt=0, description="Seconds one verdict request may take (None: the model's route default)."
+    )
 
     def identity(self) -> dict[str, Any]:
         """What decides this judge's verdicts (endpoint, key variable, concurrency and price excluded). Fields added
         later are left out at their defaults, so a run judged before they existed keeps its judge."""
-        data = self.model_dump(exclude={"base_url", "api_key_env", "max_concurrency", "price"})
+        data = self.model_dump(exclude={"base_url", "api_key_env", "no_key", "max_concurrency", "price", "timeout_s"})
         for name in _LATER_FIELDS:
             if data[name] == type(self).model_fields[name].default:
                 del data[name]
@@ -100,6 +106,26 @@ class JudgesConfig(BaseModel):
                 raise ValueError(f"panel {panel!r} must list distinct judges, at least one")
         return self
 
+    @model_validator(mode="after")
+    def _no_key_or_a_key(self) -> JudgesConfig:
+        both = [n for n, j in self.judges.items() if j.no_key and j.api_key_env]
+        if both:
+            raise ValueError(f"judge {both[0]!r}: no_key and api_key_env contradict each other: give one")
+        return self
+
+    def with_timeout(self, seconds: float) -> JudgesConfig:
+        """The same judges, each verdict request allowed ``seconds`` (``judge --timeout``; not their identity)."""
+        judges = {n: j.model_copy(update={"timeout_s": seconds}) for n, j in self.judges.items()}
+        return self.model_copy(update={"judges": judges})
+
+    def keyless(self) -> JudgesConfig:
+        """The same judges sending no key (``--no-key``): for judges served where no key is needed."""
+        judges = {n: j.model_copy(update={"no_key": True, "api_key_env": None}) for n, j in self.judges.items()}
+        entries = {
+            n: {**{k: v for k, v in e.items() if k != "api_key_env"}, "no_key": True} for n, e in self.entries.items()
+        }
+        return self.model_copy(update={"judges": judges, "entries": entries})
+
     def panel(self, name: str | None) -> list[str]:
         """Judge names of panel ``name``; with None, the panel called 'default', else every judge in the file."""
         if name is None:
@@ -113,10 +139,13 @@ class JudgesFileError(OmnivchatError, ValueError):
     """The judges file cannot be read; the message names the file and the problem."""
 
 
-def load_judges(path: str | Path | None) -> JudgesConfig:
-    """Read a judges file (TOML or JSON). Without a file only the offline rule judge exists."""
+def load_judges(path: str | Path | None, *, no_key: bool = False) -> JudgesConfig:
+    """Read a judges file (TOML or JSON). Without a file only the offline rule judge exists. ``no_key``: every
+    judge sends no key (`JudgesConfig.keyless`)."""
     if path is None:
         return JudgesConfig()
+    if no_key:
+        return load_judges(path).keyless()
     path = Path(path)
     try:
         text = read_text(path, "judges file")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from omnivchat.judges._config import JudgeSpec
-from omnivchat.routes import ChatRequest, ChatResponse, CredentialError, Route, get_route, resolve_api_key
+from omnivchat.routes import ChatRequest, ChatResponse, CredentialError, Route, Secret, get_route, resolve_api_key
 from omnivchat.routes import resolve_settings as _resolve_settings
 from omnivchat.runs import Budget, DryRun, RetryPolicy, Runner, RunStore, RunSummary, check_priced, tally
 from omnivchat.runs._estimate import estimate_requests
@@ -74,6 +74,25 @@ def response_format(spec: JudgeSpec, route_kind: str, schema: dict[str, Any] | N
     return {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema, "strict": True}}
 
 
+def judge_key(spec: JudgeSpec) -> Secret | None:
+    """The key a judge sends, or None for none: from ``api_key_env`` when the entry names it; none when it says
+    ``no_key``, or names its own ``base_url`` and no variable (a server of your own, as JudgeSpec documents); else
+    from its model's default variable (gpt-* OPENAI_API_KEY...). A variable named but not set is refused here,
+    before anything is sent."""
+    if spec.no_key or (spec.base_url is not None and not spec.api_key_env):
+        return None
+    variable = spec.api_key_env or _resolve_settings(spec.model).api_key_env
+    key = resolve_api_key(variable)
+    if variable and key is None:
+        where = (
+            "api_key_env in the judges file"
+            if spec.api_key_env
+            else f"the default for {spec.model}; a judge on a server of your own needs its base_url"
+        )
+        raise CredentialError(f"judge {spec.name!r} needs its key in {variable} ({where}); that variable is not set")
+    return key
+
+
 def judge_route(spec: JudgeSpec, *, thinking_off_by_default: bool = True) -> Route:
     """A judge's route: its key checked before anything is sent, through the environment's proxy (judges are
     hosted services: HTTP_PROXY / HTTPS_PROXY / NO_PROXY apply, as in the SocialOmni runner).
@@ -82,12 +101,7 @@ def judge_route(spec: JudgeSpec, *, thinking_off_by_default: bool = True) -> Rou
     setting, off unless the file says otherwise, is sent only where the route takes the switch; without it (a
     protocol that fixes its requests, as SocialOmni's) it is sent exactly when the judges file gives it.
     """
-    key = resolve_api_key(spec.api_key_env)
-    if spec.api_key_env and key is None:
-        raise CredentialError(
-            f"judge {spec.name!r} needs its key in {spec.api_key_env} (api_key_env in the judges file), "
-            "and that variable is not set"
-        )
+    key = judge_key(spec)
     if thinking_off_by_default:
         takes_switch = _resolve_settings(spec.model).thinking is not None
         thinking = spec.thinking if takes_switch else None
@@ -96,6 +110,7 @@ def judge_route(spec: JudgeSpec, *, thinking_off_by_default: bool = True) -> Rou
     return get_route(
         spec.model,
         api_key=key,
+        no_key=key is None,
         trust_env=True,
         base_url=spec.base_url,
         media_input="none",
@@ -105,6 +120,7 @@ def judge_route(spec: JudgeSpec, *, thinking_off_by_default: bool = True) -> Rou
         max_concurrency=spec.max_concurrency,
         extra_body=spec.extra or None,
         price=spec.price.model_dump() if spec.price is not None else None,
+        timeout_s=spec.timeout_s,
     )
 
 

@@ -12,7 +12,7 @@ from omnivchat.routes._cost import (
     rates_for,
     usage_tokens,
 )
-from omnivchat.routes._credentials import CredentialError, Secret, read_key_file, resolve_api_key
+from omnivchat.routes._credentials import CredentialError, Secret, is_placeholder, read_key_file, resolve_api_key
 from omnivchat.routes._defaults import (
     DEFAULTS,
     PROVIDER_DEFAULT,
@@ -70,6 +70,7 @@ __all__ = [
     "describe_delivery",
     "estimate_prepared",
     "get_route",
+    "is_placeholder",
     "load_endpoints",
     "rates_for",
     "read_key_file",

@@ -13,6 +13,22 @@ class CredentialError(OmnivchatError, ValueError):
     """A key could not be found; the message names the variable or file and field, never a value."""
 
 
+MIN_SECRET_LENGTH = 16
+"""A key shorter than this is a placeholder, not a secret: every hosted provider's keys are far longer."""
+PLACEHOLDER_KEYS = frozenset(
+    {"sk-no-key-required", "no-key-required", "not-needed", "not-required", "your-api-key-here", "sk-placeholder"}
+)
+"""Values people pass where a server needs no key (llama.cpp's sk-no-key-required, ...), compared in lower case;
+with every key under `MIN_SECRET_LENGTH` (EMPTY, none, dummy, test, x) and every key of fewer than 6 distinct
+characters (sk-xxxxxxxxxxxxxxxx, 0000000000000000), they are placeholders."""
+
+
+def is_placeholder(value: str) -> bool:
+    """Whether ``value`` is too short or too common to be a secret. A placeholder is still never written by us, but
+    it is not masked inside what a model said: masking "EMPTY" would turn "the box is empty" into "the box is ***"."""
+    return len(value) < MIN_SECRET_LENGTH or value.lower() in PLACEHOLDER_KEYS or len(set(value.lower())) < 6
+
+
 class Secret:
     """A secret string that does not show itself in repr, str, logs or tracebacks."""
 
@@ -23,6 +39,11 @@ class Secret:
 
     def reveal(self) -> str:
         return self._value
+
+    @property
+    def placeholder(self) -> bool:
+        """Whether the value is a placeholder (see `is_placeholder`), not a secret."""
+        return is_placeholder(self._value)
 
     def __repr__(self) -> str:
         return "Secret('***')"

@@ -51,6 +51,11 @@ class GeminiRoute:
         self._client: Any = None
 
     @property
+    def key_is_placeholder(self) -> bool:
+        """The key sent is a placeholder (EMPTY, none...), not a secret: replies are not masked for it."""
+        return self._redactor.placeholder
+
+    @property
     def endpoint(self) -> str:
         from urllib.parse import urlsplit
 

@@ -122,6 +122,11 @@ class OpenAIRoute:
         return f"{parts.scheme}://{parts.hostname}{parts.path.rstrip('/')}/chat/completions"
 
     @property
+    def key_is_placeholder(self) -> bool:
+        """The key sent is a placeholder (EMPTY, none...), not a secret: replies are not masked for it."""
+        return self._redactor.placeholder
+
+    @property
     def capacity(self) -> int:
         """Requests this route can have in flight: the replicas' concurrencies together, or the model's."""
         return self.replicas.capacity if self.replicas is not None else self.settings.max_concurrency

@@ -18,6 +18,14 @@ What is replaced by ``***`` (case-insensitively):
   they are too weak to matter and too common to hunt (``sk-proj-`` is 8 characters every OpenAI key shares).
 
 Not attempted: hex, other encodings, encryption, or a key spelled out with characters in between.
+
+A placeholder key (``EMPTY``, ``none``, ``x``, anything under 16 characters: `routes.is_placeholder`) is no secret,
+and masking it would rewrite what the model said ("the box is empty" -> "the box is ***"). It is masked only where
+it stands alone (no letter or digit either side) in what a server says *about* a request (error messages, model,
+usage, finish reason), never inside the reply's text, reasoning, transcript or audio (`Redactor.reply`).
+
+A real key that the reply itself held is masked there too, and the response says so (``ChatResponse.redacted``):
+the run store and every export record it, so that nobody scores altered text unknowingly.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ import re
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-from omnivchat.routes._credentials import Secret
+from omnivchat.routes._credentials import Secret, is_placeholder
 from omnivchat.routes._types import ChatResponse, RouteError
 
 MASK = "***"
@@ -70,14 +78,20 @@ def key_forms(key: str) -> list[str]:
 class Redactor:
     """Removes one key, in all the forms listed in this module's docstring, from strings a server sent."""
 
-    __slots__ = ("_grams", "_key", "_key_bytes", "_pattern")
+    __slots__ = ("_grams", "_key", "_key_bytes", "_pattern", "placeholder")
 
     def __init__(self, secret: Secret | None) -> None:
         key = secret.reveal() if secret is not None else ""
-        self._key_bytes = key.encode("utf-8")
-        self._pattern = re.compile("|".join(map(re.escape, key_forms(key))), re.IGNORECASE) if key else None
+        self.placeholder = bool(key) and is_placeholder(key)
+        """The key is a placeholder: replies are never masked for it, other server text only where it stands alone."""
+        self._key_bytes = b"" if self.placeholder else key.encode("utf-8")
+        forms = "|".join(map(re.escape, key_forms(key)))
+        if self.placeholder:
+            forms = f"(?<![^\\W_])(?:{forms})(?![^\\W_])"  # alone: no letter or digit either side
+        self._pattern = re.compile(forms, re.IGNORECASE) if key else None
         # Fragments are looked for in ASCII keys only (all real API keys): lower-casing keeps positions there.
-        self._key = key.translate(_ASCII_LOWER) if len(key) >= MIN_FRAGMENT and key.isascii() else ""
+        real = len(key) >= MIN_FRAGMENT and key.isascii() and not self.placeholder
+        self._key = key.translate(_ASCII_LOWER) if real else ""
         self._grams = [(i, self._key[i : i + _GRAM]) for i in range(0, len(self._key) - _GRAM + 1, _STRIDE)]
 
     def __repr__(self) -> str:
@@ -89,6 +103,11 @@ class Redactor:
             return text
         text = self._pattern.sub(MASK, text)
         return self._fragments(text) if self._key else text
+
+    def reply(self, text: str) -> str:
+        """What the model said (text, reasoning, a transcript), redacted as `text` does of a real key; a placeholder
+        key is never masked in it (see the module docstring)."""
+        return text if self.placeholder else self.text(text)
 
     def _fragments(self, text: str) -> str:
         lowered = text.translate(_ASCII_LOWER)  # one character for one: positions stay those of ``text``
@@ -139,21 +158,27 @@ class Redactor:
             self.text(err.message),
             http_status=err.http_status,
             retry_after=err.retry_after,
-            partial_text=None if err.partial_text is None else self.text(err.partial_text),
+            partial_text=None if err.partial_text is None else self.reply(err.partial_text),
             usage=None if err.usage is None else self.data(err.usage),
         )
 
     def response(self, response: ChatResponse) -> ChatResponse:
         """The same answer with every string the server sent redacted: text, reasoning, finish reason, model,
-        system fingerprint, usage, the transcript of a spoken reply; and the key's bytes masked in its audio."""
+        system fingerprint, usage, the transcript of a spoken reply; and the key's bytes masked in its audio.
+        ``redacted`` is set when the reply itself (text, reasoning, transcript or audio) was altered."""
+        text, reasoning = self.reply(response.text), self.reply(response.reasoning)
+        altered = text != response.text or reasoning != response.reasoning
         audio = response.audio
         if audio is not None:
-            transcript = None if audio.transcript is None else self.text(audio.transcript)
-            audio = audio.model_copy(update={"data": self.binary(audio.data), "transcript": transcript})
+            transcript = None if audio.transcript is None else self.reply(audio.transcript)
+            data = self.binary(audio.data)
+            altered = altered or transcript != audio.transcript or data != audio.data
+            audio = audio.model_copy(update={"data": data, "transcript": transcript})
         return response.model_copy(
             update={
-                "text": self.text(response.text),
-                "reasoning": self.text(response.reasoning),
+                "text": text,
+                "reasoning": reasoning,
+                "redacted": response.redacted or altered,
                 "finish_reason": self.text(response.finish_reason),
                 "model": None if response.model is None else self.text(response.model),
                 "system_fingerprint": None
@@ -165,7 +190,8 @@ class Redactor:
         )
 
     def binary(self, data: bytes) -> bytes:
-        """``data`` (audio, say) with the key's UTF-8 bytes masked by as many ``*``: the file keeps its length."""
+        """``data`` (audio, say) with the key's UTF-8 bytes masked by as many ``*``: the file keeps its length (a
+        placeholder key is not masked: its few bytes turn up in any audio)."""
         if not self._key_bytes or self._key_bytes not in data:
             return data
         return data.replace(self._key_bytes, b"*" * len(self._key_bytes))

@@ -178,3 +178,8 @@ class ChatResponse(BaseModel):
     replica: str | None = Field(
         default=None, description="The replica of a replica set that answered (scheme, host, port, path); else None."
     )
+    redacted: bool = Field(
+        default=False,
+        description="The reply (text, reasoning, transcript or audio) held the key and was masked: not what the "
+        "model sent (routes._redact).",
+    )

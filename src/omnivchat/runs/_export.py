@@ -89,14 +89,15 @@ def run_cost(run_dir: Path) -> RunCost:
 
 
 def where_served(run_dir: Path) -> dict[str, Any]:
-    """Where and what a run's store says was served (read-only): ``replicas`` (attempts per replica, by outcome)
-    and ``served`` (per kind of request, the model names and fingerprints servers reported, as ServedModel)."""
+    """Where and what a run's store says was served (read-only): ``replicas`` (attempts per replica, by outcome),
+    ``served`` (per kind of request, the model names and fingerprints servers reported, as ServedModel) and
+    ``redacted`` (per kind of request, the replies masked of the key: not what the model sent)."""
     path = Path(run_dir) / STORE_FILE
     if not path.is_file():
-        return {"replicas": {}, "served": {}}
+        return {"replicas": {}, "served": {}, "redacted": {}}
     with RunStore(path, read_only=True) as store:
         served = {k: [ServedModel.model_validate(e) for e in v] for k, v in store.served().items()}
-        return {"replicas": store.replica_counts(), "served": served}
+        return {"replicas": store.replica_counts(), "served": served, "redacted": store.redacted_counts()}
 
 
 def _attempts(counts: dict[str, Any]) -> dict[str, Any]:
@@ -221,6 +222,7 @@ def export_run(run_dir: Path, *, allow_incomplete: bool = False) -> NativeExport
                     finish_reason=result.finish_reason if result else None,
                     usage=result.usage if result else None,
                     delivered=result.delivered if result else None,
+                    redacted=bool(result and result.redacted),
                     error_kind=item["error_kind"],
                     error=item["error"],
                     attempts=len(attempts),

@@ -257,6 +257,10 @@ class RunStatus(BaseModel):
     served: dict[str, list[ServedModel]] = Field(
         default_factory=dict, description="Per kind of request: the model names and fingerprints servers reported."
     )
+    redacted: dict[str, int] = Field(
+        default_factory=dict,
+        description="Per kind of request: the replies that held the key and were masked (not what the model sent).",
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------- export
@@ -296,6 +300,8 @@ class NativeRecord(FileModel):
     request_sha256: str | None = None
     cost: CostTotals | None = None
     """What the item's attempts cost (None in exports made before costs were kept)."""
+    redacted: bool = False
+    """The reply held the run's key and was masked: its text is not what the model sent (routes._redact)."""
 
 
 class ExportCounts(BaseModel):

@@ -118,10 +118,12 @@ CREATE TABLE IF NOT EXISTS transcripts (
 
 # Columns added to the first tables after stores were made: a writer adds them when it opens an older store (an
 # older store opened read-only is read without them: NULL). Replicas: where each attempt went; what was served: the
-# server's system_fingerprint with each result (results.model is the model name it reported).
+# server's system_fingerprint with each result (results.model is the model name it reported); redacted: 1 when the
+# reply held the key and was masked, so its text is not what the model sent (routes._redact; NULL: not recorded).
 ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("attempts", "replica", "TEXT"),
     ("results", "system_fingerprint", "TEXT"),
+    ("results", "redacted", "INTEGER"),
 )
 
 SIDE_FILES = ("-wal", "-shm")
@@ -146,6 +148,8 @@ class StoredResult:
     delivered: dict[str, Any]
     system_fingerprint: str | None = None
     """The server's system_fingerprint (None: not sent, or stored before it was kept)."""
+    redacted: bool = False
+    """The reply held the run's key and was masked: its text is not what the model sent (False in older stores)."""
 
 
 def _unreadable(path: Path, err: sqlite3.Error) -> RunError:
@@ -310,7 +314,7 @@ class RunStore:
                 )
                 self._db.execute(
                     "INSERT OR IGNORE INTO results (key, text, reasoning, finish_reason, usage, model, latency, "
-                    "delivered, completed, system_fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "delivered, completed, system_fingerprint, redacted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         key,
                         outcome.text,
@@ -322,6 +326,7 @@ class RunStore:
                         outcome.delivered.model_dump_json(),
                         now,
                         outcome.system_fingerprint,
+                        int(outcome.redacted),
                     ),
                 )
                 if spoken is not None:
@@ -369,16 +374,17 @@ class RunStore:
 
     def result(self, key: str) -> StoredResult | None:
         fingerprint = self._column("results", "system_fingerprint")
+        redacted = self._column("results", "redacted")
         rows = self._rows(
             "SELECT key, text, reasoning, finish_reason, usage, model, latency, delivered, "
-            f"{fingerprint} FROM results WHERE key=?",
+            f"{fingerprint}, {redacted} FROM results WHERE key=?",
             (key,),
         )
         if not rows:
             return None
         row = rows[0]
         return StoredResult(
-            row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], json.loads(row[7]), row[8]
+            row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], json.loads(row[7]), row[8], bool(row[9])
         )
 
     def items(self, kind: str = "candidate") -> list[dict[str, Any]]:
@@ -449,6 +455,17 @@ class RunStore:
             entry = {"model": model, "fingerprint": fp, "replies": n, "first": first, "last": last}
             result.setdefault(kind, []).append(entry)
         return result
+
+    def redacted_counts(self) -> dict[str, int]:
+        """Results whose reply held the key and was masked, per kind of request (empty for a store made before this
+        was recorded): their text is not what the model sent."""
+        if not self._has_column("results", "redacted"):
+            return {}
+        rows = self._rows(
+            "SELECT r.kind, COUNT(*) FROM results s JOIN requests r ON r.key = s.key WHERE s.redacted = 1 "
+            "GROUP BY r.kind ORDER BY r.kind"
+        )
+        return dict(rows)
 
     def counts(self, kind: str = "candidate") -> dict[str, Any]:
         """Counts for `runs show`: items of ``kind`` by status and failure kind, attempts (of every kind) by

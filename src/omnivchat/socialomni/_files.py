@@ -316,6 +316,8 @@ class ExportItem(FileModel):
     request_success: bool = True
     text: str | None = None
     judge_scores: dict[str, int | None] | None = None
+    redacted: bool = False
+    """The answer held the run's key and was masked: its text is not what the model sent (routes._redact)."""
 
     omit_when_none = ("judge_scores",)
 

@@ -303,7 +303,7 @@ def write_summary(run: Path) -> SocialOmniSummary:
 
 
 def candidate_records(run: Path) -> dict[str, dict[str, dict[str, Any]]]:
-    """task -> item id -> {prediction, text, gold, request_failed, error}."""
+    """task -> item id -> {prediction, text, gold, request_failed, error, media_sha256, redacted}."""
     records: dict[str, dict[str, dict[str, Any]]] = {}
     parsers = {"who": parse_who, "when": parse_when, "how": parse_how}
     with RunStore(run / STORE, read_only=True) as store:
@@ -320,6 +320,7 @@ def candidate_records(run: Path) -> dict[str, dict[str, dict[str, Any]]]:
                     "request_failed": result is None,
                     "error": None if result else f"{item['error_kind']}: {item['error']}",
                     "media_sha256": item["meta"].get("media_sha256"),
+                    "redacted": bool(result and result.redacted),
                 }
             records[task] = rows
     return records
@@ -383,10 +384,11 @@ def load_contexts(path: Path) -> dict[str, dict[str, str]]:
     return data
 
 
-def load_judge_config(path: Path, panel: str) -> list[dict[str, Any]]:
+def load_judge_config(path: Path, panel: str, *, no_key: bool = False) -> list[dict[str, Any]]:
     """The judges of a judges file (the one format: TOML or JSON, ``judges`` as a list or a table), whose names
-    must equal the panel's set exactly; each judge as its file entry (what the judging manifest records)."""
-    config = load_judges(path)
+    must equal the panel's set exactly; each judge as its file entry (what the judging manifest records, keys
+    aside). ``no_key``: every judge sends no key (``--no-key``)."""
+    config = load_judges(path, no_key=no_key)
     check_panel(panel, list(config.judges))
     return [config.entries[name] for name in config.judges]
 
@@ -512,9 +514,11 @@ def judge_run(
     template_sha: str,
     only_judge: str | None = None,
     progress: bool = True,
+    no_key: bool = False,
 ) -> JudgingSummary:
-    """Judge a complete hosted run's How answers with the panel; writes scores.json and summary.json in ``out``."""
-    judges = load_judge_config(judges_path, panel)
+    """Judge a complete hosted run's How answers with the panel; writes scores.json and summary.json in ``out``
+    (``no_key``: the judges send no key)."""
+    judges = load_judge_config(judges_path, panel, no_key=no_key)
     contexts = load_contexts(contexts_path)
     manifest = read_manifest(run)
     expected = expected_items(run, manifest)
@@ -541,7 +545,7 @@ def judge_run(
         candidate_rows_sha256=sha256_json({k: r["text"] for k, r in sorted(how.items())}),
         contexts_sha256=file_sha256(contexts_path),
         rubric_sha256=template_sha,
-        judges=[{k: v for k, v in j.items() if k != "api_key_env"} for j in judges],
+        judges=[{k: v for k, v in j.items() if k not in ("api_key_env", "no_key")} for j in judges],
         sampling=JUDGE_SAMPLING,
         harness_sha256=source_hash(),
     )
@@ -702,11 +706,12 @@ def rescore(
     only_judge: str | None = None,
     n_gold: int = 128,
     progress: bool = True,
+    no_key: bool = False,
 ) -> RescoreResults:
     """Run the panel over normalised rescoring input (:class:`RescoreInput`, or its dict); writes results.json with
-    per-model metrics."""
+    per-model metrics (``no_key``: the judges send no key)."""
     data = rescore_input(data)
-    judges = load_judge_config(judges_path, panel)
+    judges = load_judge_config(judges_path, panel, no_key=no_key)
     out.mkdir(parents=True, exist_ok=True)
     rows = [{**r.dump(), "key": record_key(r.model, r.item_id)} for r in data.records]
     scores = judge_records(rows, judges, out / STORE, template=template, only_judge=only_judge, progress=progress)
@@ -855,6 +860,7 @@ def export(run: Path, judging: Path | None, *, allow_incomplete: bool = False) -
                     request_success=not r["request_failed"],
                     text=r["text"],
                     judge_scores=judged.of(item_id) if task == "how" else None,
+                    redacted=r["redacted"],
                 )
             )
     return SocialOmniExport(
