@@ -2,9 +2,32 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.table import Table
 
 from omnivchat.cli._app import console
+
+
+def chance_levels(benchmark: Any) -> str:
+    """Its tasks' chance levels in words: what it states (``chance_levels``), else what ``chance`` gives for the
+    task names the shared benchmarks use (``mcK``, ``open``)."""
+    stated = getattr(benchmark, "chance_levels", None)
+    if isinstance(stated, str):
+        return stated
+    try:
+        levels = {k: benchmark.chance(f"mc{k}") for k in (2, 3, 4, 5)}
+    except Exception:  # a plugin's chance() knows only its own tasks: say nothing rather than guess
+        return "—"
+    if all(v == 0 for v in levels.values()):
+        return "0 (no guess meets a criterion)"
+    if all(abs(v - 1 / k) < 1e-12 for k, v in levels.items()):
+        try:
+            open_answer = benchmark.chance("open")
+        except Exception:
+            return "1/K for a task mcK (K options)"
+        return f"1/K for a task mcK (K options); {open_answer:g} for open answers"
+    return "—"
 
 
 def benchmarks_command() -> None:
@@ -13,8 +36,8 @@ def benchmarks_command() -> None:
     from omnivchat.benchmarks import registered
 
     table = Table(title="Registered benchmarks", title_justify="left")
-    for column in ("name", "what it measures", "run protocols"):
+    for column in ("name", "what it measures", "chance", "run protocols"):
         table.add_column(column)
     for name, benchmark in registered().items():
-        table.add_row(name, benchmark.title, ", ".join(benchmark.protocols))
+        table.add_row(name, benchmark.title, chance_levels(benchmark), ", ".join(benchmark.protocols))
     console.print(table)
