@@ -28,10 +28,10 @@ from omnivchat.rl.service import Completion, RewardTerms
 
 SMOKE_FILE = "smoke.json"
 """The run's summary: settings, versions, each step's reward terms and trainer log, the files written."""
+# For any user on any machine: no path of ours, only the package index and PyTorch's public CPU index.
 INSTALL_HINT = (
-    "install the `rl` extra's packages: a CPU torch wheel first, then trl and peft (the `rl` step of .ci/run: "
-    'uv pip install --find-links /opt/wheels "torch==2.13.0+cpu" trl peft with the lock as constraints; '
-    "see docs/rl.md, CPU smoke run)"
+    "install the `rl` extra: pip install 'omnivchat[rl]' (PyPI's torch is a CUDA build of several GB: on a CPU "
+    "machine first pip install torch --index-url https://download.pytorch.org/whl/cpu); see docs/rl.md, CPU smoke run"
 )
 
 
