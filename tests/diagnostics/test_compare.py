@@ -127,8 +127,15 @@ def test_swapped_runs_flip_the_difference(runs: Runs, tmp_path: Path) -> None:
     assert ba.stats.difference == -ab.stats.difference and ba.stats.sign_flip.p == ab.stats.sign_flip.p
     assert ba.unscored_counts == {"a": ab.unscored_counts["b"], "b": ab.unscored_counts["a"]}
     same = compare_runs(runs.blind, runs.blind)
-    assert same.stats.difference == 0 and same.stats.sign_flip.p == 1.0 and same.stats.t_test.p == 1.0
+    # every difference 0: the sign-flip test's exact p is 1; the t-test (0/0) and the interval are undefined
+    assert same.stats.difference == 0 and same.stats.sign_flip.p == 1.0
+    assert same.stats.t_test.p is None and same.stats.t_test.note == "n/a (every difference is 0)"
+    assert same.stats.ci is None and same.stats.ci_note == "n/a (every difference is 0)"
     assert any("same run directory" in w for w in same.warnings)
+    code, output = compare(runs.blind, runs.blind)
+    assert code == 0, output
+    assert "paired-bootstrap CI n/a (every difference is 0)" in output
+    assert "paired t-test: n/a (every difference is 0) sign-flip permutation test: p = 1.000 (no sign to flip" in output
 
 
 def test_items_never_run_are_counted_and_same_model_warned(runs: Runs) -> None:
