@@ -505,7 +505,13 @@ _REJECTIONS_EN = [
     "{x}, that's wrong, it's {y}",
     "Is it {x}? That is incorrect. It's {y}.",
 ]
-_REJECTIONS_ZH = ["是{x}吗？不是，是{y}。", "不是{x}，是{y}", "{x}，不对，是{y}", "我以为是{x}，其实是{y}", "{x}？不对。"]
+_REJECTIONS_ZH = [
+    "是{x}吗？不是，是{y}。",
+    "不是{x}，是{y}",
+    "{x}，不对，是{y}",
+    "我以为是{x}，其实是{y}",
+    "{x}？不对。",
+]
 _CANDIDATES_EN = ["Paris", "London", "Lyon", "red", "blue", "the green cup", "seven", "twenty-three", "2.5", "1990"]
 _CANDIDATES_ZH = ["巴黎", "伦敦", "红色", "蓝色", "杯子", "左边"]
 

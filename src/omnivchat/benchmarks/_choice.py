@@ -3,7 +3,8 @@ lenient parsing (reported apart), and accuracy with a seeded percentile-bootstra
 
 Strict parsing reads the one option a reply states, by its letter as a standalone token or by its text, and never
 "the first capital letter anywhere" (the peers' bug that reads "Based on..." as B). A reply that states none or
-several options is unparsed: in the denominator, wrong, and counted.
+several options is unparsed: in the denominator, wrong, and counted. Reasoning written into the reply
+(``<think>...</think>``) is removed before either parse; a reply cut off inside it is unparsed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 import numpy as np
 from pydantic import BaseModel
 
-from omnivchat.scoring.spoken import contains_phrase, normalize
+from omnivchat.scoring.spoken import answer_matches, contains_phrase, normalize
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 BOOTSTRAP_RESAMPLES = 2000
@@ -23,6 +24,26 @@ BOOTSTRAP_LEVEL = 0.95
 
 # --- parsing -------------------------------------------------------------------------------------------------
 
+# Reasoning written into the reply text: <think>...</think> or <thinking>...</thinking> (any case, spaces inside the
+# tags). A closing tag with no opening one means the chat template opened the block in the prompt, so everything
+# before it is reasoning; an opening tag never closed means the reply was cut off while thinking. (A server's
+# separate reasoning_content is stored apart by the routes and never reaches the reply text parsed here.)
+_THINK_BLOCK = re.compile(r"<\s*think(?:ing)?\b[^<>]*>.*?<\s*/\s*think(?:ing)?\s*>", re.IGNORECASE | re.DOTALL)
+_THINK_EMPTY = re.compile(r"<\s*think(?:ing)?\s*/\s*>", re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<\s*think(?:ing)?\b[^<>/]*>", re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"<\s*/\s*think(?:ing)?\s*>", re.IGNORECASE)
+
+
+def strip_reasoning(reply: str) -> str | None:
+    """The reply with its reasoning removed (``<think>A seems wrong</think>C`` -> ``C``); None when the reply was
+    cut off inside a reasoning block (an opening tag never closed), which states no answer."""
+    text = _THINK_EMPTY.sub(" ", _THINK_BLOCK.sub(" ", reply))
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:
+        text = text[closes[-1].end() :]
+    return None if _THINK_OPEN.search(text) else text
+
+
 _LETTER_TOKEN = re.compile(r"(?<![A-Za-z0-9'\-])([A-Z])(?![A-Za-z0-9'\-])")
 _ANSWER_IS = re.compile(r"\b(?:answer|option|choice)\s*(?:is|:|would be|=)?\s*\(?([A-Za-z])\b", re.IGNORECASE)
 _WORD_AFTER = re.compile(r"\s+([a-z][a-z']*)")
@@ -30,7 +51,7 @@ _WORD_AFTER = re.compile(r"\s+([a-z][a-z']*)")
 _LETTER_VERBS = frozenset({"is", "was", "seems", "appears", "looks", "matches", "fits", "corresponds", "or", "and"})
 
 
-def _letter_tokens(reply: str, letters: str) -> list[str]:
+def _letter_matches(reply: str, letters: str) -> list[re.Match[str]]:
     """The option letters a reply states as standalone tokens, in order. "A" and "I" followed by a lowercase word
     are the article and the pronoun ("A cat", "I think"), unless that word is a verb about the option ("A is") or
     joins options ("A or C")."""
@@ -43,8 +64,12 @@ def _letter_tokens(reply: str, letters: str) -> list[str]:
             after = _WORD_AFTER.match(reply, m.end())
             if after and after.group(1) not in _LETTER_VERBS:
                 continue
-        found.append(letter)
+        found.append(m)
     return found
+
+
+def _letter_tokens(reply: str, letters: str) -> list[str]:
+    return [m.group(1) for m in _letter_matches(reply, letters)]
 
 
 def _option_texts(reply: str, options: tuple[str, ...] | None, letters: str) -> list[str]:
@@ -57,26 +82,63 @@ def _option_texts(reply: str, options: tuple[str, ...] | None, letters: str) -> 
     return [letters[k] for k in kept]
 
 
+def _placeholder(letter: str) -> str:
+    # One word the spoken matcher reads as a plain word, so its negation and retraction rules apply to the letter.
+    return f"optionletter{letter.lower()}"
+
+
+def _answered(reply: str, letters: str, options: tuple[str, ...] | None) -> str | None:
+    """The one option a reply states, once reasoning is removed.
+
+    A reply that names one option is read as it always was. Only when it names several does it matter how: an
+    option named in a negation ("C, not B", "C (not B)"), as one side of "or", or to be rejected ("B? No, C.", "I
+    thought B, but it's C") is no answer (``scoring.spoken.answer_matches``), and if exactly one other is stated,
+    that is the reading. So no reply that had a reading gets another one.
+    """
+    matches = _letter_matches(reply, letters)
+    by_text = _option_texts(reply, options, letters)
+    stated = {m.group(1) for m in matches} | set(by_text)
+    if len(stated) < 2:
+        return next(iter(stated), None)
+    masked, end = [], 0
+    for m in matches:
+        masked += [reply[end : m.start()], _placeholder(m.group(1))]
+        end = m.end()
+    masked_reply = "".join([*masked, reply[end:]])
+    answers = {m.group(1) for m in matches if answer_matches(masked_reply, _placeholder(m.group(1)))}
+    answers |= {letter for letter in by_text if options and answer_matches(reply, options[letters.index(letter)])}
+    return next(iter(answers)) if len(answers) == 1 else None
+
+
 def parse_strict(reply: str, letters: str, options: tuple[str, ...] | None = None) -> str | None:
     """The one option a reply states, by its letter as a standalone token or by its text; None when it states
-    none or several (never "the first capital letter anywhere")."""
-    stated = set(_letter_tokens(reply, letters)) | set(_option_texts(reply, options, letters))
-    return next(iter(stated)) if len(stated) == 1 else None
+    none or several (never "the first capital letter anywhere"). Reasoning (``<think>...</think>``) is removed
+    first, and a reply cut off inside it is unparsed; an option named only to be rejected does not count when
+    others are named ("The answer is C, not B." is C)."""
+    text = strip_reasoning(reply)
+    return None if text is None else _answered(text, letters, options)
 
 
 def parse_lenient(reply: str, letters: str, options: tuple[str, ...] | None = None) -> str | None:
-    """A forgiving reading, reported apart: an "answer is X" phrase, else the first standalone letter, else a
-    reply that is one lowercase letter, else the first option text stated."""
-    m = _ANSWER_IS.search(reply)
+    """A forgiving reading, reported apart: the strict reading when there is one, else an "answer is X" phrase,
+    else the first standalone letter, else a reply that is one lowercase letter, else the first option text
+    stated. Reasoning is removed first, as for strict parsing."""
+    text = strip_reasoning(reply)
+    if text is None:
+        return None
+    strict = _answered(text, letters, options)
+    if strict is not None:
+        return strict
+    m = _ANSWER_IS.search(text)
     if m and m.group(1).upper() in letters:
         return m.group(1).upper()
-    tokens = _letter_tokens(reply, letters)
+    tokens = _letter_tokens(text, letters)
     if tokens:
         return tokens[0]
-    bare = reply.strip().strip(".()[]:").upper()
+    bare = text.strip().strip(".()[]:").upper()
     if len(bare) == 1 and bare in letters:
         return bare
-    texts = _option_texts(reply, options, letters)
+    texts = _option_texts(text, options, letters)
     return texts[0] if texts else None
 
 
