@@ -423,6 +423,7 @@ def test_score_spoken_is_json_serialisable() -> None:
         ("Is it Paris? Nope, Lyon.", "Paris", "Lyon"),
         ("Is it London? No, Paris.", "London", "Paris"),
         ("Is it Paris? Not at all, it's Lyon.", "Paris", "Lyon"),
+        ("Is it Paris? Not Paris, London.", "Paris", "London"),
         ("Paris, no, London", "Paris", "London"),
         ("Paris, wait, London", "Paris", "London"),
         ("It's Paris, sorry, London.", "Paris", "London"),
@@ -438,6 +439,7 @@ def test_score_spoken_is_json_serialisable() -> None:
         # Chinese
         ("不是巴黎，是伦敦", "巴黎", "伦敦"),
         ("是巴黎吗？不是，是伦敦。", "巴黎", "伦敦"),
+        ("是巴黎吗？不是巴黎，是伦敦。", "巴黎", "伦敦"),
         ("巴黎？不对。", "巴黎", None),
         ("巴黎，不对，是伦敦", "巴黎", "伦敦"),
         ("是巴黎。等等，是伦敦。", "巴黎", "伦敦"),
@@ -457,6 +459,9 @@ def test_a_candidate_named_to_be_rejected_is_not_the_answer(response: str, rejec
     [
         ("Is it Paris? Yes.", "Paris"),
         ("Is it Paris? No doubt.", "Paris"),
+        ("Is it Paris? Not sure.", "Paris"),
+        ("Is it Paris? Not London.", "Paris"),  # rejects London, not the question
+        ("是红色吗？不是蓝色。", "红色"),
         ("Is it Paris or London? Paris.", "Paris"),
         ("It's Paris, no?", "Paris"),  # a tag question
         ("It's Paris, no doubt.", "Paris"),

@@ -81,7 +81,8 @@ answer. ``contains_phrase`` still sees it, since it was said ("Is the left door 
 left door).
 
 - A question answered no: "Is it Paris? No, it's London.", "Paris? No.", "Definitely not", "Nope"; 是巴黎吗？不是。
-  "No doubt", "Not sure", 没错 and 不错 answer yes or nothing.
+  "No doubt", "Not sure", 没错 and 不错 answer yes or nothing; "Not London" (不是伦敦) after "Is it Paris?" rejects
+  London only, while "Not Paris" (不是巴黎) repeats the question to reject it.
 - A correction marker between two candidates in one sentence: "Paris, no, London", "Paris, wait, London", "Paris,
   sorry, London", 巴黎，不对，是伦敦 (not when a negation follows, "It's Paris, no, not London", nor a tag "no?").
   "Wait", "oops", "correction", "scratch that", 等等, 不对, 说错了 also take back the sentence before ("It's Paris.
@@ -570,17 +571,24 @@ def _zh(words: Sequence[str]) -> str:
     return "".join(words)
 
 
-def _answers_no(words: Sequence[str]) -> bool:
-    """True when ``words``, the first clause of the sentence after a question, rejects it ("No", "Not at all",
-    "Definitely not", 不是); "No doubt", "Not sure", 不错 and 没错 do not."""
+def _answers_no(words: Sequence[str], question: Sequence[str]) -> bool:
+    """True when ``words``, the first clause of the sentence after the ``question``, rejects it ("No", "Not at all",
+    "Definitely not", "Not Paris" after "Is it Paris?", 不是); "No doubt", "Not sure", "Not London" (after "Is it
+    Paris?": that rejects London), 不错 and 没错 do not."""
     if not words:
         return False
-    if words[0] in _EN_NO_OPENERS or (words[0] == "not" and _classify(words, 0)[0] == "cue"):
+    said = set(question) | _EN_REJECTION_WORDS | _EN_INTENSIFIERS | {"at", "all", "quite", "exactly"}
+    if words[0] in _EN_NO_OPENERS:
         return len(words) == 1 or words[1] not in _EN_NOT_A_REJECTION
+    if words[0] == "not" and _classify(words, 0)[0] == "cue":
+        return all(w in said for w in words)
     if all(w in _EN_REJECTION_WORDS or w in _EN_INTENSIFIERS for w in words):
         return any(w in _EN_REJECTION_WORDS for w in words)
     text = _zh(words)
-    return text in _ZH_REJECTIONS or text.startswith(("不是", "不对"))
+    if text in _ZH_REJECTIONS:
+        return True
+    # 不是巴黎 after 是巴黎吗 repeats the question to reject it; 不是伦敦 rejects London only.
+    return text.startswith(("不是", "不对")) and all(w in question for w in words[2:])
 
 
 def _is_marker(words: Sequence[str]) -> bool:
@@ -646,7 +654,8 @@ def _retracted(texts: Sequence[str], sentences: Sequence[tuple[list[list[int]], 
         words = [[texts[k] for k in clause] for clause in clauses]
         following = sentences[s + 1][0] if s + 1 < len(sentences) else []
         # "Is it Paris? No, it's London."; "Paris? No."
-        if question and following and _answers_no([texts[k] for k in following[0]]):
+        question_words = [w for clause in words for w in clause]
+        if question and following and _answers_no([texts[k] for k in following[0]], question_words):
             mark(clauses)
         start = 0
         for c, clause_words in enumerate(words):
