@@ -100,6 +100,7 @@ def test_one_task_chosen_is_diagnosed_alone(data: Path, tmp_path: Path) -> None:
         (("--chance", "0.3"), "--chance sets the chance level of one task, and this data has several (mc3, mc4)"),
         (("--task", "mc9"), "no items of task mc9 (tasks here: mc3, mc4)"),
         (("--neither", "grey"), "--neither is blank|none"),
+        (("--panel", "nosuch"), "no panel 'nosuch'"),  # never the rule judge in its place
     ],
 )
 def test_options_are_checked_before_the_self_check_sends_anything(
@@ -111,3 +112,16 @@ def test_options_are_checked_before_the_self_check_sends_anything(
     assert said in " ".join(result.output.split())
     assert "self-check" not in result.output and "condition 1 of 4" not in result.output
     assert not out.exists()  # no partial folder
+
+
+def test_a_judge_without_its_key_is_refused_before_the_first_condition(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    judges = tmp_path / "judges.json"
+    judges.write_text(json.dumps({"judges": [{"name": "g", "model": "gpt-4o"}], "panels": {"default": ["g"]}}))
+    out = tmp_path / "grid"
+    result = ablate(data, out, "--task", "mc4", "--judges", str(judges))
+    assert result.exit_code == 2, result.output
+    assert "judge 'g' needs its key in OPENAI_API_KEY" in " ".join(result.output.split())
+    assert "condition 1 of 4" not in result.output and not out.exists()

@@ -267,10 +267,9 @@ BudgetOption = Annotated[
     float | None,
     typer.Option(
         "--budget",
-        min=0.0,
-        help="Spend at most this many USD on the run in all (earlier invocations count): nothing more is sent once "
-        "the next request would pass it; its items stay not run, and a rerun with a larger budget resumes. Needs a "
-        "price for the model (docs/costs.md).",
+        help="Spend at most this many USD (more than 0) on the run in all (earlier invocations count): nothing more "
+        "is sent once the next request would pass it; its items stay not run, and a rerun with a larger budget "
+        "resumes. Needs a price for the model (docs/costs.md).",
     ),
 ]
 DryRunOption = Annotated[

@@ -151,7 +151,7 @@ def ablate_command(
     fusion gain is reported: when the lower 95% bound of 'neither' exceeds chance + --floor-margin, no gain is given.
     """
     from omnivchat.benchmarks import Source, get_benchmark
-    from omnivchat.diagnostics._grid import grid_tasks, run_grid, self_check, write_ablation
+    from omnivchat.diagnostics._grid import check_judges, grid_tasks, run_grid, self_check, write_ablation
     from omnivchat.judges import RULE_JUDGE, load_judges
 
     if neither not in ("blank", "none") or video_only not in ("mute", "strip") or aggregate not in ("mean", "majority"):
@@ -171,8 +171,8 @@ def ablate_command(
     config = load_judges(judges)
     if panel in config.judges or panel == RULE_JUDGE:
         members = [panel]
-    else:
-        members = config.panel(panel) if judges else [RULE_JUDGE]
+    else:  # a panel named without its judges file is an error, never the rule judge in its place
+        members = config.panel(panel) if judges or panel else [RULE_JUDGE]
 
     def make_route():
         return route.route(model)
@@ -180,6 +180,7 @@ def ablate_command(
     probe_route = make_route()
     # Every option and the data's tasks are checked here, before the self-check sends anything or makes a folder.
     grid_tasks(the_benchmark, dataset, task=task, chance=chance)
+    check_judges(config, [m for m in members if m != RULE_JUDGE])
     warn_unchecked(probe_route)
     options: dict[str, Any] = {
         "benchmark": the_benchmark,

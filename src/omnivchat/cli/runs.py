@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -149,6 +150,7 @@ def run_benchmark(
     from omnivchat._files import check_output_dir
     from omnivchat.benchmarks import estimate, evaluate, get_benchmark
     from omnivchat.cli.diagnostics import warn_unchecked
+    from omnivchat.routes import CredentialError
     from omnivchat.runs import MANIFEST_FILE, RetryPolicy
 
     benchmark = get_benchmark(name)
@@ -161,7 +163,14 @@ def run_benchmark(
         from omnivchat.diagnostics.asr_wer import speak_wav
 
         speaker = speak_wav
-    the_route = route.route(model, speaker=speaker)
+    try:
+        the_route = route.route(model, speaker=speaker)
+    except CredentialError:
+        if not dry_run:
+            raise
+        # A dry run sends nothing: its estimate needs the model's settings and price, not its key.
+        the_route = dataclasses.replace(route, no_key=True).route(model, speaker=speaker)
+        err_console.print(f"note: no key found for {model}: a dry run needs none, the real run will", highlight=False)
     warn_unchecked(the_route)
     options.sampling = route.sampling()
     if dry_run:

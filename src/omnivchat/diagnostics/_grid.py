@@ -31,7 +31,7 @@ from omnivchat.diagnostics._files import (
 )
 from omnivchat.diagnostics.ablation import CONDITIONS, Diagnosis, diagnose
 from omnivchat.errors import OmnivchatError
-from omnivchat.judges import RULE_JUDGE, JudgesConfig
+from omnivchat.judges import RULE_JUDGE, JudgesConfig, judge_key
 from omnivchat.routes import Route, Sampling, get_route
 from omnivchat.runs import RunError, RunSummary, run_lock
 
@@ -172,6 +172,16 @@ def grid_tasks(
     return chances
 
 
+def check_judges(config: JudgesConfig, members: list[str]) -> None:
+    """Every judge of the panel is in the judges file and has its key: checked before the first condition runs,
+    not when its judging pass comes after a condition's paid requests."""
+    unknown = [m for m in members if m not in config.judges]
+    if unknown:
+        raise OmnivchatError(f"no judge {', '.join(map(repr, unknown))} in the judges file (--judges)")
+    for name in members:
+        judge_key(config.judges[name])
+
+
 def run_grid(
     dataset: Any,
     make_route: Callable[[], Route],
@@ -206,11 +216,12 @@ def run_grid(
     """
     benchmark = benchmark or get_benchmark("omnivchat")
     chances = grid_tasks(benchmark, dataset, task=task, chance=chance)
+    members = [j for j in panel if j != RULE_JUDGE]
+    check_judges(config or JudgesConfig(), members)
     source = source or Source(data=Path(dataset.root))
     out_dir = Path(out_dir)
     scores: dict[str, list[ItemResult]] = {}
     summaries: dict[str, RunSummary] = {}
-    members = [j for j in panel if j != RULE_JUDGE]
     model = ""
     for number, condition in enumerate(CONDITIONS, start=1):
         route = make_route()

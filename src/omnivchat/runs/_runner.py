@@ -117,6 +117,11 @@ class Runner:
     """Sends prepared requests through a route with bounded, adaptive concurrency and bounded retries,
     recording every attempt in the store and reusing completed results."""
 
+    line_interval_s = 10.0
+    """Without a terminal (a log, CI), progress is a whole line this often instead of a bar."""
+    wait_notice_s = 30.0
+    """With --no-progress, nothing finished for this long (a hung server, drained replicas) prints one line."""
+
     def __init__(
         self,
         route: Route,
@@ -279,29 +284,65 @@ class Runner:
         )
         started = time.perf_counter()
         self.state.total = len(work)
-        with Progress(*columns, console=console, disable=not progress, transient=False) as bar:
+        # A bar only on a terminal: elsewhere it renders as a cut line ("━━ 1…"), so whole lines are printed.
+        lines = progress and not console.is_terminal
+
+        def count() -> int:
+            return summary.done + summary.failed + self.state.not_sent
+
+        before, failed_before = count(), summary.failed  # the summary may hold a run's earlier tasks
+
+        def finished() -> int:
+            return count() - before
+
+        def status() -> str:
+            self.state.done, self.state.failed = summary.done, summary.failed
+            text = self.state.line()
+            note = getattr(getattr(self.route, "replicas", None), "note", None)  # all replicas drained: waiting
+            return f"{text} · {note}" if note else text
+
+        def say(line: str) -> None:
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+        def progress_line() -> str:
+            rate = finished() / max(time.perf_counter() - started, 1e-9)
+            failed = summary.failed - failed_before
+            return f"{label}: {finished()}/{len(work)} ({failed} failed), {rate:.1f}/s · {status()}"
+
+        with Progress(*columns, console=console, disable=not progress or lines, transient=False) as bar:
             task = bar.add_task(label, total=len(work), rate=0.0, failed=0, status="")
 
             def refresh() -> None:
+                if not progress or lines:
+                    return
                 elapsed = max(time.perf_counter() - started, 1e-9)
-                self.state.done, self.state.failed = summary.done, summary.failed
-                finished = summary.done + summary.failed + self.state.not_sent
-                status = self.state.line()
-                note = getattr(getattr(self.route, "replicas", None), "note", None)  # all replicas drained: waiting
-                if note:
-                    status = f"{status} · {note}" if status else note
-                bar.update(task, completed=finished, rate=finished / elapsed, failed=summary.failed, status=status)
+                done = finished()
+                bar.update(task, completed=done, rate=done / elapsed, failed=summary.failed, status=status())
 
             async def one(request: ChatRequest, meta: dict[str, Any]) -> None:
                 await self.run_item(request, summary, meta)
                 refresh()
 
             async def tick() -> None:
+                last_done, since, told, last_line = -1, time.monotonic(), False, time.monotonic()
+                period = min(0.5, self.wait_notice_s / 4, self.line_interval_s / 4)
                 while True:
                     refresh()
-                    await asyncio.sleep(0.5)
+                    await asyncio.sleep(period)
+                    now, done = time.monotonic(), finished()
+                    if done != last_done:
+                        last_done, since, told = done, now, False
+                    if lines and now - last_line >= self.line_interval_s:
+                        say(progress_line())
+                        last_line = now
+                    elif not progress and not told and done < len(work) and now - since >= self.wait_notice_s:
+                        told = True  # once per stall: the next item finished resets it
+                        say(
+                            f"{label}: nothing has finished for {now - since:.0f} s ({done}/{len(work)} finished); "
+                            f"waiting on {status()}"
+                        )
 
-            ticker = asyncio.create_task(tick()) if progress else None
+            ticker = asyncio.create_task(tick()) if work else None
             try:
                 await asyncio.gather(*(one(r, m) for r, m in work))
             except asyncio.CancelledError:  # Ctrl-C: every finished item is already in the store
@@ -313,6 +354,8 @@ class Runner:
             finally:
                 if ticker is not None:
                     ticker.cancel()
+            if lines and work:
+                say(progress_line())
 
 
 def _capacity(route: Route) -> int:
