@@ -125,3 +125,17 @@ def test_no_progress_says_once_what_a_long_wait_waits_for(small_bench, tmp_path,
     assert len(waits) == 1, result.output  # one line per stall, not one per tick
     assert waits[0].startswith("my-model [both]: nothing has finished for 0 s (0/4 finished); waiting on ")
     assert "4 in flight" in waits[0]
+
+
+def test_a_judge_dry_run_needs_no_key(small_bench, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    run = tmp_path / "run"
+    run_eval(small_bench, get_route("sim:healthy"), run, system_prompt="x", progress=False)
+    path = tmp_path / "judges.json"
+    path.write_text(json.dumps({"judges": [{"name": "g", "model": "gpt-4o"}], "panels": {"default": ["g"]}}))
+    result = runner.invoke(app, ["judge", str(run), "--judges", str(path), "--dry-run"], env=WIDE)
+    assert result.exit_code == 0, result.output
+    assert "rubric:g: 4 request(s) to send for 4 item(s); nothing was sent" in said(result)
+    assert not (run / "judges.json").exists()
+    real = runner.invoke(app, ["judge", str(run), "--judges", str(path), "--no-progress"], env=WIDE)
+    assert real.exit_code == 2 and "needs its key in OPENAI_API_KEY" in said(real)

@@ -86,7 +86,8 @@ def judge_command(
             markup=False,
         )
         return
-    config = load_judges(judges, no_key=no_key)
+    # A dry run sends nothing: it needs the judges' settings and prices, not their keys.
+    config = load_judges(judges, no_key=no_key or dry_run)
     if timeout is not None:
         config = config.with_timeout(timeout)
     note_placeholder_judges(config, [only_judge] if only_judge else None)
