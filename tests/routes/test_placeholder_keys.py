@@ -162,3 +162,47 @@ def test_a_store_made_before_redaction_was_recorded_still_reads(tmp_path):
         assert store.redacted_counts() == {}
     with RunStore(path) as store:  # a writer adds the column; the old result reads as not redacted
         assert not store.result("k").redacted and store.redacted_counts() == {}
+
+
+def test_a_native_run_exports_its_redacted_replies(small_bench, tmp_path):
+    key = real_key()
+    key_file = tmp_path / "company.env"
+    key_file.write_text(f"KEY={key}\n")
+    run_dir = tmp_path / "run"
+    args = ["eval", "--bench", str(small_bench.root), "--model", "my-omni", "--key-file", str(key_file)]
+    with LoopbackServer(default=Behaviour(text=f"It is {API_KEY}"), api_key=key) as server:
+        result = runner.invoke(app, [*args, "--key-field", "KEY", "--base-url", server.base_url, "-o", str(run_dir)])
+        assert result.exit_code == 0, result.output
+    exported = runner.invoke(app, ["export", str(run_dir), "-o", str(tmp_path / "export.json")])
+    assert exported.exit_code == 0, exported.output
+    records = json.loads((tmp_path / "export.json").read_text())["records"]
+    assert records and all(r["reply"] == "It is ***" and r["redacted"] for r in records)
+
+
+def test_a_socialomni_export_marks_redacted_answers(tmp_path):
+    from socialomni_factory import make_socialomni
+
+    from omnivchat.testing import message_text
+
+    annotations, media, _ = make_socialomni(tmp_path / "so")
+    key = real_key()
+    key_file = tmp_path / "company.env"
+    key_file.write_text(f"KEY={key}\n")
+
+    def rules(request_json):
+        if "Target participant:" in message_text(request_json):  # a How question: the answer echoes the key
+            return Behaviour(text=f"Sure, my key is {API_KEY}.")
+        return Behaviour(text="A")
+
+    run_dir = tmp_path / "run"
+    args = ["socialomni", "evaluate", "--annotations", str(annotations), "--media", str(media), "-o", str(run_dir)]
+    args += ["--model", "my-omni", "--key-file", str(key_file), "--key-field", "KEY", "--limit", "4", "--no-progress"]
+    with LoopbackServer(rules=rules, api_key=key) as server:
+        result = runner.invoke(app, [*args, "--tasks", "when,how", "--base-url", server.base_url])
+        assert result.exit_code == 0, result.output
+    out = tmp_path / "export.json"
+    exported = runner.invoke(app, ["socialomni", "export", str(run_dir), "-o", str(out), "--allow-incomplete"])
+    assert exported.exit_code == 0, exported.output
+    items = json.loads(out.read_text())["items"]
+    assert {(i["task"], i["redacted"]) for i in items} == {("when", False), ("how", True)}
+    assert all(i["text"] == "Sure, my key is ***." for i in items if i["task"] == "how")
