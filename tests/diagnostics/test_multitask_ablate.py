@@ -125,3 +125,39 @@ def test_a_judge_without_its_key_is_refused_before_the_first_condition(
     assert result.exit_code == 2, result.output
     assert "judge 'g' needs its key in OPENAI_API_KEY" in " ".join(result.output.split())
     assert "condition 1 of 4" not in result.output and not out.exists()
+
+
+def test_worldsense_with_three_and_four_candidates_ablates_per_task_and_pooled(tmp_path: Path) -> None:
+    """As on the real release: one question with three candidates makes a second task (mc3) beside mc4."""
+    from omnivchat.studio import render_clip
+
+    root = tmp_path / "worldsense"
+    render_clip(SCENE, root / "videos" / "vidA.mp4")
+    render_clip(SCENE, root / "videos" / "vidB.mp4")
+
+    def task(candidates: list[str]) -> dict[str, Any]:
+        return {
+            "question": "What colour is the shape?",
+            "candidates": candidates,
+            "answer": "A",
+            "task_domain": "Recognition",
+            "task_type": "Attribute Recognition",
+        }
+
+    four, three = ["A. Red", "B. Blue", "C. Green", "D. Grey"], ["A. Red", "B. Blue", "C. Green"]
+    common = {"duration": "<1min", "domain": "Sports", "sub_category": "Basketball", "audio_class": ["Speech"]}
+    rows = {
+        "vidA": {**common, "task0": task(four), "task1": task(three), "task2": task(four)},
+        "vidB": {**common, "task0": task(four), "task1": task(four)},
+    }
+    (root / "worldsense_qa.json").write_text(json.dumps(rows))
+    out = tmp_path / "grid"
+    args = ["ablate", "--benchmark", "worldsense", "--data", str(root), "--model", "sim:healthy", "-o", str(out)]
+    result = runner.invoke(app, [*args, "--skip-self-check", "--no-progress"], env=WIDE)
+    assert result.exit_code == 0, result.output
+    grid = json.loads((out / "ablation.json").read_text())
+    assert list(grid["tasks"]) == ["mc4", "mc3"]  # in the data's order
+    assert grid["tasks"]["mc4"]["chance"] == 0.25 and grid["tasks"]["mc3"] is None  # one item: too few
+    assert grid["diagnosis"]["n_items"] == 5
+    assert grid["diagnosis"]["chance"] == pytest.approx((4 * 0.25 + 1 / 3) / 5)
+    assert "task mc3: too few items to diagnose" in result.output
