@@ -162,12 +162,34 @@ def decode_lines(data: bytes) -> Iterator[tuple[int, str | None]]:
             yield number, None
 
 
-def loads_json(text: str) -> Any:
+def loads_json(text: str | bytes) -> Any:
     """``json.loads`` that reports a document nested too deeply as a ValueError, not a RecursionError."""
     try:
         return json.loads(text)
     except RecursionError:
         raise ValueError("nested too deeply to read") from None
+
+
+def loads_yaml(text: str) -> Any:
+    """``yaml.safe_load`` that reports a document nested too deeply as a ``yaml.YAMLError`` (the error every
+    caller already turns into one line naming the file), not a RecursionError."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except RecursionError:
+        raise yaml.YAMLError("nested too deeply to read") from None
+
+
+def loads_toml(text: str) -> Any:
+    """``tomllib.loads`` that reports a document nested too deeply as a ``TOMLDecodeError`` (a ValueError), not
+    a RecursionError."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError("nested too deeply to read") from None
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from typing import Any
 
 import yaml
 
+from omnivchat._files import loads_yaml
 from omnivchat.errors import OmnivchatError
 from omnivchat.media import cache_dir
 
@@ -294,7 +295,7 @@ def _readme_configs(root: Path) -> dict[str, tuple[Path, ...]] | None:
     if match is None:
         return None
     try:
-        card = yaml.safe_load(match.group(1))
+        card = loads_yaml(match.group(1))
     except yaml.YAMLError as err:
         raise TablesError(f"{readme}: its YAML header does not parse ({err})") from None
     configs = card.get("configs") if isinstance(card, dict) else None

@@ -22,7 +22,6 @@ Scores: accuracy with a seeded percentile-bootstrap 95% interval, overall and pe
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from omnivchat._files import loads_json
 from omnivchat.benchmarks._choice import (
     BOOTSTRAP_LEVEL,
     BOOTSTRAP_RESAMPLES,
@@ -125,7 +125,7 @@ def load_byo(path: Path, *, tasks: tuple[str, ...] | None = None, limit: int | N
     except OSError as err:
         raise ByoError(f"{path}: cannot read the benchmark file ({err.strerror})") from None
     try:
-        rows = json.loads(raw)
+        rows = loads_json(raw)
     except (ValueError, UnicodeDecodeError) as err:
         raise ByoError(f"{path}: not valid JSON ({err})") from None
     if not isinstance(rows, list):

@@ -30,6 +30,7 @@ from omnivchat._files import (
     check_output_dir,
     check_path,
     loads_json,
+    loads_toml,
     read_text,
     write_bytes_atomic,
     write_model,
@@ -197,7 +198,7 @@ def read_eval_index(path: Path) -> list[EvalSpec]:
     path = Path(path)
     text = read_text(path, "evaluation index")
     try:
-        data: Any = tomllib.loads(text) if path.suffix.lower() == ".toml" else loads_json(text)
+        data: Any = loads_toml(text) if path.suffix.lower() == ".toml" else loads_json(text)
     except (ValueError, tomllib.TOMLDecodeError) as err:
         kind = "TOML" if path.suffix.lower() == ".toml" else "JSON"
         raise CurvesError(f"{path}: not valid {kind} ({' '.join(str(err).split())})") from None

@@ -204,8 +204,10 @@ def load_config(code_or_path: str | Path) -> SubcategoryConfig:
 def _parse(path: Path) -> SubcategoryConfig:
     import yaml
 
+    from omnivchat._files import loads_yaml
+
     try:
-        data: Any = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data: Any = loads_yaml(path.read_text(encoding="utf-8"))
     except yaml.MarkedYAMLError as err:
         mark, context = err.problem_mark, err.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)

@@ -17,7 +17,6 @@ its calls answered from the store. Repeating a finished command adds nothing.
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import re
 import time
@@ -88,7 +87,7 @@ class Summary:
 def load_corpus(path: Path) -> list[Passage]:
     """A corpus JSONL file: one passage a line ({"id", "language", "text", "topic"?}); StudioError naming the file
     and line of the first bad one."""
-    from omnivchat._files import decode_lines
+    from omnivchat._files import decode_lines, loads_json
 
     passages: list[Passage] = []
     seen: set[str] = set()
@@ -102,7 +101,7 @@ def load_corpus(path: Path) -> list[Passage]:
         if not line.strip():
             continue
         try:
-            passage = Passage.model_validate(json.loads(line))
+            passage = Passage.model_validate(loads_json(line))
         except ValidationError as err:
             first = err.errors()[0]
             field_name = ".".join(str(p) for p in first["loc"]) or "(the line)"

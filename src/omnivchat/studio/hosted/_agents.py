@@ -85,11 +85,11 @@ class AgentsFile(BaseModel):
 
 
 def load_agents_file(path: Path) -> AgentsFile:
-    from omnivchat._files import InputError, loads_json, read_text
+    from omnivchat._files import InputError, loads_json, loads_toml, read_text
 
     try:
         text = read_text(path, "agents file")
-        data = tomllib.loads(text) if path.suffix == ".toml" else loads_json(text)
+        data = loads_toml(text) if path.suffix == ".toml" else loads_json(text)
     except InputError as err:
         raise AgentsFileError(str(err)) from None
     except (ValueError, tomllib.TOMLDecodeError) as err:

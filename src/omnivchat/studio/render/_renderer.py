@@ -121,7 +121,13 @@ def load_spec(spec: SceneSpec | dict[str, Any] | str | os.PathLike[str]) -> Scen
         if path.suffix.lower() in (".yaml", ".yml"):
             import yaml
 
-            data = yaml.safe_load(text)
+            from omnivchat._files import loads_yaml
+
+            try:
+                data = loads_yaml(text)
+            except yaml.YAMLError as exc:
+                reason = " ".join(str(exc).split())
+                raise MediaError(f"{path}: not valid YAML ({reason})") from None
         else:
             data = text
     try:
