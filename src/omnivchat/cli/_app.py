@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markup import escape
+from rich.segment import Segment
+from rich.text import Text
 from typer.core import TyperGroup
 
 from omnivchat.errors import Interrupted, OmnivchatError
@@ -15,9 +19,35 @@ from omnivchat.errors import Interrupted, OmnivchatError
 if TYPE_CHECKING:
     from typer._click.core import Context  # typer ships its own click: its Context is the one invoke takes
 
+# C0 and C1 controls, DEL and ESC; newline and tab are layout, kept.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character but newline and tab written as an escape (``\\x1b``): an id or a
+    message from a file or a server can never clear the screen, move the cursor or retitle the terminal."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class SafeConsole(Console):
+    """The console of every command: whatever it renders (text, tables, progress), each character of the text is
+    shown as what it is, controls escaped (:func:`printable`); only rich's own control segments pass as they are.
+    Data put into markup still needs ``escape`` (so that an id's "[bold]" is shown, not applied)."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        # Before layout, so that a table measures the escaped text (a cell is never cut inside an escape).
+        return super().render_str(printable(text), **kwargs)
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control is None and _CONTROLS.search(segment.text):
+                segment = Segment(printable(segment.text), segment.style)
+            yield segment
+
+
 # Wide enough for the 12 Table 1 columns when output is piped (rich assumes 80 columns there).
-console = Console(width=None if sys.stdout.isatty() else 140, emoji=False)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 140, emoji=False)
+console = SafeConsole(width=None if sys.stdout.isatty() else 140, emoji=False)
+err_console = SafeConsole(stderr=True, width=None if sys.stderr.isatty() else 140, emoji=False)
 RETRY_ATTEMPTS = 4  # attempts per request, retries included: the same for a model and for a judge
 
 

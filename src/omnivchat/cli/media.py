@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from omnivchat._files import check_output_dir, write_text_atomic
+from omnivchat.cli._app import SafeConsole
 
 if TYPE_CHECKING:
     from omnivchat.studio.tail import ClipTailResult
@@ -98,8 +98,8 @@ def repair_tails_command(
     from omnivchat.media._ffmpeg import MediaError
     from omnivchat.studio.tail import find_clips, load_tail_pair, plot_tail_pair, repair_clips
 
-    console = Console(width=None if sys.stdout.isatty() else 160)
-    err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+    console = SafeConsole(width=None if sys.stdout.isatty() else 160)
+    err = SafeConsole(stderr=True, width=None if sys.stderr.isatty() else 160)
     clips = find_clips(bench_dir)  # a MediaError ends the command as one line
     if out is not None:
         check_output_dir(out, ours=lambda d: (d / "report.json").is_file(), kind="a repair-tails output folder")
