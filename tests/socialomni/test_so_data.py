@@ -108,14 +108,31 @@ def test_who_problems_are_all_listed_in_one_error(tmp_path: Path) -> None:
     with pytest.raises(SocialOmniError) as info:
         load_who(path, ROOT, limit=5)
     problems = info.value.problems
-    assert len(problems) == 5
+    assert len(problems) == 4  # the question's two intervals are item 1's own error, not the file's (below)
     assert all(p.startswith(str(path)) for p in problems)
     text = str(info.value)
-    assert "item 1: question" in text
+    assert "item 1: question" not in text
     assert "item 2: correct_answer" in text
     assert "item 3: options" in text
     assert "item 4: video_path" in text and "missing.mp4" in text
     assert "item 1: id: duplicate id" in text
+
+
+def test_an_unreadable_cutoff_is_the_items_problem_not_the_files(tmp_path: Path) -> None:
+    who = _who_records()
+    who[0]["question"] = "What happened from 0:02 to 0:08 and from 0:10 to 0:12?"  # two intervals
+    who[1]["question"] = "Who spoke sometime?"
+    items = load_who(_write(tmp_path / "dataset.json", who), ROOT, limit=3)
+    assert [i.cutoff for i in items] == [None, None, 6.0] and items[2].problem is None
+    assert items[0].problem is not None and "'from 0:02 to 0:08', 'from 0:10 to 0:12'" in items[0].problem
+    assert items[1].problem is not None and items[1].problem.startswith("question: ")
+    when = _when_records()
+    when[0]["question_1"]["timestamp"] = "-3"
+    when[1]["question_1"]["timestamp"] = "0"
+    items_2 = load_when(_write(tmp_path / "a.json", when), ROOT, limit=3)
+    assert [i.timestamp for i in items_2] == [None, None, 62.5]
+    assert items_2[0].problem == "question_1.timestamp: timestamp '-3': negative"
+    assert items_2[1].problem == "question_1.timestamp: '0': cut-off must be > 0"
 
 
 def test_who_file_must_be_a_list(tmp_path: Path) -> None:
@@ -218,8 +235,7 @@ def test_participant_parse_failure_names_file_item_and_field(tmp_path: Path) -> 
 
 def test_when_problems_are_all_listed(tmp_path: Path) -> None:
     records = _when_records()
-    records[0]["question_1"]["timestamp"] = "-3"
-    records[1]["question_1"]["timestamp"] = "0"
+    records[1]["question_2"]["question"] = "Anna?"
     records[2]["question_1"]["correct_answer"] = "C"
     records[3]["question_1"]["option_B"] = "MAYBE"
     records[4]["video_file"] = "../video_0005.mp4"
@@ -227,9 +243,8 @@ def test_when_problems_are_all_listed(tmp_path: Path) -> None:
     with pytest.raises(SocialOmniError) as info:
         load_when(path, ROOT, limit=5)
     text = str(info.value)
-    assert len(info.value.problems) == 5
-    assert "item video_0001: question_1.timestamp: timestamp '-3': negative" in text
-    assert "item video_0002: question_1.timestamp: '0': cut-off must be > 0" in text
+    assert len(info.value.problems) == 4  # an unreadable timestamp is the item's own error (test above)
+    assert "item video_0002: question_2.question" in text
     assert "item video_0003: question_1.correct_answer: expected A or B" in text
     assert "item video_0004: question_1.option_B: expected YES or NO, found 'MAYBE'" in text
     assert "item video_0005: video_file" in text and "'..'" in text

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -99,6 +101,18 @@ def test_seconds_hundredths(a: int, b: int, c: int) -> None:
         ("What did the boy say from 0：03 to 0：09？", 9.0),  # full-width colons
         ("Who was speaking AT 1:05?", 65.0),
         ("What happened From 0:10 To 0:10?", 10.0),  # a zero-length interval is start <= end
+        # what the official parser also reads (issue 22 item 6)
+        ("What happened from 0:6 to 0:12?", 12.0),
+        ("What happened from 3s to 5s?", 5.0),
+        ("What happened from 3 to 5 seconds?", 5.0),
+        ("What happened from 0：04 to 0:08 seconds?", 8.0),  # the official runner's own test
+        ("What happened from 0:06:50 to 0:07:00?", 7.0),  # m:ss:hh, as seconds() reads it
+        # other phrasings, read only when none of the release's matches
+        ("What happened between 0:06 and 0:12?", 12.0),
+        ("Who was speaking at the 7 second mark?", 7.0),
+        ("Who was speaking at the 7-second mark?", 7.0),
+        ("Who was speaking at second 7?", 7.0),
+        ("What happened from 0:02 to 0:08, not between 0:10 and 0:12?", 8.0),  # the release's phrasing wins
     ],
 )
 def test_who_cutoff(question: str, expected: float) -> None:
@@ -116,7 +130,8 @@ def test_who_cutoff(question: str, expected: float) -> None:
         "What did he say at the 6th and 2nd second?",
         "Who was speaking at 0:00?",  # cut-off must be > 0
         "What happened at 0:02 to 0:08?",  # not a phrasing of the release
-        "What happened between 0:02 and 0:08?",
+        "What happened at 0:12 to 0:18?",  # never cut at 0:1 by reading part of the time
+        "Who spoke at the 3 second mark and at the 5 second mark?",  # two points of the fallback phrasings
         "",
     ],
 )
@@ -160,3 +175,14 @@ def test_who_cutoff_ordinals(first: int, second: int) -> None:
     else:
         with pytest.raises(SocialOmniError):
             who_cutoff(question)
+
+
+REAL_WHO = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "socialomni" / "data" / "level_1"
+
+
+@pytest.mark.skipif(not (REAL_WHO / "dataset.excerpt.json").is_file(), reason="../shared/realdata is absent")
+def test_real_release_questions_keep_their_cutoffs() -> None:
+    """Real Who rows (ids 1, 8, 12, 477, 482, 491, 941, 953): the wider phrasings change no release cut-off."""
+    rows = json.loads((REAL_WHO / "dataset.excerpt.json").read_text(encoding="utf-8"))
+    got = {row["id"]: who_cutoff(row["question"]) for row in rows}
+    assert got == {1: 12.0, 8: 20.0, 12: 19.0, 477: 13.0, 482: 4.0, 491: 6.0, 941: 2.0, 953: 31.0}

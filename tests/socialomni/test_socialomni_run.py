@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from omnivchat.cli import app
 from omnivchat.cli.socialomni import task_lines
 from omnivchat.media import probe
-from omnivchat.socialomni._run import record_key, summarize
+from omnivchat.socialomni._run import candidate_records, record_key, summarize
 from omnivchat.testing import Behaviour, LoopbackServer, message_text
 
 runner = CliRunner()
@@ -514,3 +514,42 @@ def test_export_of_a_run_without_how_can_be_complete(dataset, tmp_path, key_file
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["status"] == "complete" and data["quality"] is None and set(data["completeness"]) == {"who", "when"}
+
+
+# ------------------------------------------------------------------------------ cut-offs that cannot be read
+
+
+def test_an_unreadable_cutoff_fails_its_item_and_the_run_goes_on(tmp_path, key_file):
+    annotations, media, _ = make_socialomni(tmp_path / "so")
+    level1 = annotations / "level_1" / "dataset.json"
+    rows = json.loads(level1.read_text())
+    rows[1]["question"] = "Who was speaking sometime later?"  # no time at all
+    rows[2]["question"] = "What happened from 0:6 to 0:12?"  # the official parser's phrasing: read
+    level1.write_text(json.dumps(rows))
+    level2 = annotations / "level_2" / "annotations_200.json"
+    data = json.loads(level2.read_text())
+    data["data"][1]["question_1"]["timestamp"] = "soon"
+    level2.write_text(json.dumps(data))
+    out = tmp_path / "run"
+    with LoopbackServer(rules=candidate_rules) as server:
+        result = runner.invoke(app, evaluate_args((annotations, media, None), server.base_url, out, key_file))
+        assert result.exit_code == 0, result.output  # failed items are counted: not a crash, not a bad-input stop
+        sent = [message_text(r.json) for r in server.chat_requests]
+    assert not any("sometime later" in text for text in sent)
+    assert any("from 0:6 to 0:12" in text for text in sent)
+    assert len(sent) == 2 + 3 + 3  # Who 3 - 1, When 4 - 1, How: the 3 gold-YES (the failed When item is gold NO)
+    output = " ".join(result.output.split())
+    assert "input: 2" in output and "'soon'" in output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["who"]["n"] == 3 and summary["who"]["request_failures"] == 1 and summary["who"]["complete"]
+    assert summary["when"]["n"] == 4 and summary["when"]["request_failures"] == 1
+    assert summary["when"]["parse_failures"] == 0
+    records = candidate_records(out)
+    failed = records["who"][str(json.loads(level1.read_text())[1]["id"])]
+    assert failed["request_failed"] and failed["prediction"] is None and failed["error"].startswith("input: ")
+    assert "sometime later" in failed["error"]
+    shown = runner.invoke(app, ["runs", "show", str(out)])
+    cells = [line.replace("│", " ").split() for line in shown.output.splitlines() if line.startswith("│")]
+    table = {row[0]: row[1:] for row in cells}
+    assert shown.exit_code == 0 and table["who"] == ["3", "2", "1", "0"] and table["when"] == ["4", "3", "1", "0"]
+    shutil.rmtree(tmp_path / "so")

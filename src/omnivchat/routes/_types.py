@@ -21,6 +21,7 @@ ErrorKind = Literal[
     "bad_finish",  # any other finish reason but `stop`
     "empty",  # empty text where text is required (judges)
     "media",  # a clip could not be read or fitted: the item fails, others go on
+    "input",  # the item's own data cannot make a request (a cut-off that cannot be read): it fails, others go on
     "unsupported",  # the route cannot deliver what the request holds
     "unparseable",  # a complete answer the caller cannot use (a judge verdict that does not parse)
 ]

@@ -7,9 +7,10 @@
   correct_answer}, question_2: {question: "What should <participant> say?", answer}, metadata, full_asr}``.
 
 Transcripts (``asr_content``, ``full_asr``) are reference fields only and are never read into an item. Every
-selected item is validated (cut-off, timestamp, gold label, participant, media path) before a loader returns,
-and all problems are reported together in one :class:`SocialOmniError`, so nothing is billed for a run that
-would stop half-way.
+selected item is validated (gold label, participant, media path) before a loader returns, and all problems are
+reported together in one :class:`SocialOmniError`, so nothing is billed for a run that would stop half-way. A
+cut-off that cannot be read (a Who question's time, a When timestamp) is one item's ``problem`` instead: that
+item is recorded as failed (kind ``input``), counted in the summary, never sent, and the run goes on.
 """
 
 from __future__ import annotations
@@ -51,8 +52,12 @@ class WhoItem(BaseModel):
     """The four options, each already carrying its letter ("A. ...")."""
     gold: Literal["A", "B", "C", "D"]
     """``correct_answer``."""
-    cutoff: float
-    """Seconds at which the clip is cut (:func:`omnivchat.socialomni._time.who_cutoff` of the question)."""
+    cutoff: float | None
+    """Seconds at which the clip is cut (:func:`omnivchat.socialomni._time.who_cutoff` of the question); None
+    when the question's time cannot be read (see ``problem``)."""
+    problem: str | None = None
+    """Why the item cannot be sent (its cut-off cannot be read): the run records it as this item's error
+    (kind ``input``) and goes on; None for an item that can be sent."""
 
 
 class WhenItem(BaseModel):
@@ -66,8 +71,9 @@ class WhenItem(BaseModel):
     """The source clip, resolved inside the media root."""
     question: str
     """``question_1.question`` (informational: the When request text is the card with the participant)."""
-    timestamp: float
-    """Seconds at which the clip is cut (``seconds(question_1.timestamp)``, > 0)."""
+    timestamp: float | None
+    """Seconds at which the clip is cut (``seconds(question_1.timestamp)``, > 0); None when it cannot be read
+    (see ``problem``)."""
     gold: Literal["YES", "NO"]
     """``question_1.option_<correct_answer>``, upper-cased."""
     participant: str
@@ -76,6 +82,9 @@ class WhenItem(BaseModel):
     """``question_2.question`` as released."""
     reference: str
     """``question_2.answer``: the reference next utterance ("" for gold-NO items)."""
+    problem: str | None = None
+    """Why the item cannot be sent (its timestamp cannot be read): the run records it as this item's error (kind
+    ``input``, for When and How) and goes on; None for an item that can be sent."""
 
 
 file_sha256 = sha256_file  # the project's one file hash, under the name this module's callers use
@@ -197,9 +206,10 @@ def load_who(dataset_json: Path, media_root: Path, *, limit: int | None = None) 
     """The Who items of ``level_1/dataset.json``, validated, with their clips under ``media_root``.
 
     Without ``limit`` the file must hold exactly 2,000 items; with it, the first ``limit`` items are taken (no
-    count check). Every taken item must have an int or string ``id`` (unique), a ``question`` whose marked
-    interval gives a cut-off (:func:`who_cutoff`), four non-empty ``options``, ``correct_answer`` A-D and a
-    ``video_path`` found by :func:`resolve_media`. All problems are raised together in one SocialOmniError.
+    count check). Every taken item must have an int or string ``id`` (unique), a ``question``, four non-empty
+    ``options``, ``correct_answer`` A-D and a ``video_path`` found by :func:`resolve_media`. All problems are
+    raised together in one SocialOmniError. A question whose marked interval gives no cut-off
+    (:func:`who_cutoff`) is that item's ``problem``: the item is kept, and the run records it as failed.
     """
 
     _check_limit(limit)
@@ -228,12 +238,12 @@ def load_who(dataset_json: Path, media_root: Path, *, limit: int | None = None) 
                 problems.add(item_id, "id", "duplicate id")
             seen.add(item_id)
         question = _text(problems, item_id, record, "question")
-        cutoff = None
+        cutoff = problem = None
         if question is not None:
             try:
                 cutoff = who_cutoff(question)
-            except SocialOmniError as err:
-                problems.add(item_id, "question", str(err))
+            except SocialOmniError as err:  # this item's error, never the run's (it is counted, not sent)
+                problem = f"question: {err}"
         options = record.get("options")
         if not (
             isinstance(options, list) and len(options) == 4 and all(isinstance(o, str) and o.strip() for o in options)
@@ -246,8 +256,13 @@ def load_who(dataset_json: Path, media_root: Path, *, limit: int | None = None) 
             problems.add(item_id, "correct_answer", f"expected A, B, C or D, found {answer!r}")
             gold = None
         video = _media(problems, root_ok, media_root, "level_1", item_id, "video_path", record.get("video_path"))
-        if None not in (question, cutoff, options, gold, video):
-            items.append(WhoItem(id=item_id, video=video, question=question, options=options, gold=gold, cutoff=cutoff))
+        if None not in (question, options, gold, video):
+            items.append(
+                WhoItem(
+                    id=item_id, video=video, question=question, options=options, gold=gold, cutoff=cutoff,
+                    problem=problem,
+                )
+            )  # fmt: skip
     problems.raise_if_any()
     return items
 
@@ -279,7 +294,7 @@ def _when_item(
         problems.add(item_id, "video_id", "duplicate id")
     seen.add(item_id)
     q1, q2 = record.get("question_1"), record.get("question_2")
-    question = timestamp = gold = participant = how_question = reference = None
+    question = timestamp = gold = participant = how_question = reference = problem = None
     if not isinstance(q1, dict):
         problems.add(item_id, "question_1", f"expected an object, found {q1!r}")
     else:
@@ -287,13 +302,13 @@ def _when_item(
         if not isinstance(question, str):
             problems.add(item_id, "question_1.question", f"expected a string, found {question!r}")
             question = None
-        try:
+        try:  # a timestamp that cannot be read is this item's error, never the run's (counted, not sent)
             timestamp = seconds(q1.get("timestamp"))
             if timestamp <= 0:
-                problems.add(item_id, "question_1.timestamp", f"{q1.get('timestamp')!r}: cut-off must be > 0")
+                problem = f"question_1.timestamp: {q1.get('timestamp')!r}: cut-off must be > 0"
                 timestamp = None
         except SocialOmniError as err:
-            problems.add(item_id, "question_1.timestamp", str(err))
+            problem = f"question_1.timestamp: {err}"
         answer = q1.get("correct_answer")
         letter = answer.strip().upper() if isinstance(answer, str) else None
         if letter not in ("A", "B"):
@@ -322,7 +337,7 @@ def _when_item(
             problems.add(item_id, "question_2.answer", f"expected a string, found {reference!r}")
             reference = None
     video = _media(problems, root_ok, media_root, "level_2", item_id, "video_file", record.get("video_file"))
-    values = (question, timestamp, gold, participant, how_question, reference, video)
+    values = (question, gold, participant, how_question, reference, video)
     if None in values:
         return None, gold
     item = WhenItem(
@@ -334,6 +349,7 @@ def _when_item(
         participant=participant,
         how_question=how_question,
         reference=reference,
+        problem=problem,
     )
     return item, gold
 
@@ -343,7 +359,8 @@ def load_when(annotations_json: Path, media_root: Path, *, limit: int | None = N
 
     Without ``limit`` the file must hold exactly 200 items of which exactly 128 are gold YES (the How items);
     with it, the first ``limit`` items are taken (no count check). Every taken item needs a unique ``video_id``,
-    a ``question_1.timestamp`` that :func:`seconds` reads as > 0, ``correct_answer`` A/B naming an option that
+    a ``question_1.timestamp`` (one that :func:`seconds` cannot read as > 0 is the item's ``problem``, recorded
+    as failed by the run), ``correct_answer`` A/B naming an option that
     upper-cases to YES/NO, a ``question_2.question`` of the form "What should <participant> say?" and a
     ``video_file`` found by :func:`resolve_media`. All problems are raised together in one SocialOmniError.
     Use :func:`how_items` for the How subset.

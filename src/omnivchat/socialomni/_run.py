@@ -187,8 +187,10 @@ def item_request(
 ) -> ChatRequest:
     """The request of one item: the prefix clip (cut at the cut-off before encoding) first, then the card text; no
     system prompt, no transcript. Records the prefix's sha256 in ``meta``; a clip ffmpeg cannot cut raises a media
-    RouteError (that item fails, the others go on)."""
+    RouteError, and a cut-off that cannot be read an ``input`` one (that item fails, the others go on)."""
     cutoff = item.cutoff if task == "who" else item.timestamp
+    if item.problem is not None or cutoff is None:  # this item fails alone, before anything is cut or sent
+        raise RouteError("input", f"item {_label(task, item.id)}: {item.problem or 'no cut-off'}")
     try:
         clip, clip_sha = make_prefix(item.video, cutoff, prefixes)
     except Exception as err:

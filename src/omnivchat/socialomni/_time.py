@@ -67,21 +67,37 @@ def seconds(ts: object) -> float:
 
 
 _ORD = r"(?:st|nd|rd|th)"
-_MSS = r"\d+:\d{2}(?![\d:])"
-# The four phrasings of the marked interval in Who questions (matched case-insensitively, after ： → :).
+_UNIT = r"(?:seconds?|secs?|s)"
+# A clock time as the official parser takes it: "0:06", "0:6", "0:06.5", "0:06:50" (m:ss:hh, read by seconds()).
+_CLOCK = r"\d+:\d+(?::\d+)?(?:\.\d+)?"
+_N = r"(\d+(?:\.\d+)?)"
+# The four phrasings of the marked interval that the official runner reads (matched case-insensitively, after
+# ： → :); they accept what its four patterns accept.
 WHO_PATTERNS: tuple[re.Pattern[str], ...] = (
-    # "from 0:06 to 0:12"
-    re.compile(rf"\bfrom\s+({_MSS})\s+to\s+({_MSS})", re.I),
-    # "from the 15th second to the 20th second", "at the 2th and 6th second", "between the 3rd and 5th seconds"
+    # "from 0:06 to 0:12", "from 0:6 to 0:12", "from 0:04 to 0:08 seconds"
+    re.compile(rf"\bfrom\s+({_CLOCK})\s+to\s+({_CLOCK})", re.I),
+    # "from the 15th second to the 20th second", "at the 2th and 6th second", "between the 3rd and 5th seconds",
+    # "from 3s to 5s", "from 3 to 5 seconds"
     re.compile(
-        rf"\b(?:from|between|at)\s+(?:the\s+)?(\d+(?:\.\d+)?){_ORD}?(?:\s+seconds?)?"
-        rf"\s+(?:to|and)\s+(?:the\s+)?(\d+(?:\.\d+)?){_ORD}?\s+seconds?\b",
+        rf"\b(?:from|between|at)\s+(?:the\s+)?{_N}{_ORD}?\s*{_UNIT}?"
+        rf"\s+(?:to|and)\s+(?:the\s+)?{_N}{_ORD}?\s*{_UNIT}\b",
         re.I,
     ),
     # "between second 3 and 7", "between second 3 and second 7"
-    re.compile(r"\bbetween\s+seconds?\s+(\d+(?:\.\d+)?)\s+and\s+(?:seconds?\s+)?(\d+(?:\.\d+)?)(?![\d.:])", re.I),
-    # "at 0:05" (not "at 0:02 to 0:08", which is no phrasing of the release: it matches nothing and raises)
-    re.compile(rf"\bat\s+({_MSS})(?!\s*(?:to|and|-|–)\s*\d)", re.I),
+    re.compile(rf"\bbetween\s+seconds?\s+{_N}\s+and\s+(?:seconds?\s+)?{_N}(?![\d.:])", re.I),
+    # "at 0:05", "at 1:05" (not "at 0:02 to 0:08": the official runner would cut at 0:02, the start of what reads
+    # as an interval, so it is refused rather than cut early)
+    re.compile(rf"\bat\s+({_CLOCK})(?![\d.:])(?!\s*(?:to|and|-|–)\s*\d)", re.I),
+)
+# Phrasings the release does not use, read only when none of WHO_PATTERNS matches (so that no question the
+# official runner reads gets another cut-off, and none it finds ambiguous becomes readable).
+WHO_FALLBACK_PATTERNS: tuple[re.Pattern[str], ...] = (
+    # "between 0:06 and 0:12"
+    re.compile(rf"\bbetween\s+({_CLOCK})\s+and\s+({_CLOCK})", re.I),
+    # "at the 7 second mark", "at the 7-second mark", "at the 7th second", "at 7 seconds", "at 7s"
+    re.compile(rf"\bat\s+(?:the\s+)?{_N}{_ORD}?[\s-]*{_UNIT}\b(?:\s+mark)?(?!\s*(?:to|and|-|–)\s*\d)", re.I),
+    # "at second 7"
+    re.compile(rf"\bat\s+seconds?\s+{_N}(?![\d.:])(?!\s*(?:to|and|-|–)\s*\d)", re.I),
 )
 
 
@@ -94,12 +110,16 @@ def who_cutoff(question: str) -> float:
 
     The question is searched with the four :data:`WHO_PATTERNS` (``from M:SS to M:SS``; ordinal or second
     phrases with from/between/at ... to/and; ``between second N and N``; ``at M:SS``) after full-width colons are
-    normalised. Exactly one match over all four is required: none, or several (two intervals, an interval and a
-    point), raise :class:`SocialOmniError`. The cut-off is the last value: the interval's end, or the later of
-    two stated points ("at the 2th and 6th second" → 6.0). It must be > 0, and a pair must have start <= end.
+    normalised, and only when none matches with :data:`WHO_FALLBACK_PATTERNS` (``between M:SS and M:SS``, ``at
+    the N second mark``, ``at second N``). Exactly one match is required: none, or several (two intervals, an
+    interval and a point), raise :class:`SocialOmniError`. The cut-off is the last value: the interval's end, or
+    the later of two stated points ("at the 2th and 6th second" → 6.0). It must be > 0, and a pair must have
+    start <= end.
     """
     text = _normalize(question)
     found = [m for pattern in WHO_PATTERNS for m in pattern.finditer(text)]
+    if not found:
+        found = [m for pattern in WHO_FALLBACK_PATTERNS for m in pattern.finditer(text)]
     if len(found) != 1:
         shown = ", ".join(repr(m.group(0)) for m in found) or "none"
         raise SocialOmniError(f"question {question!r}: expected exactly one marked interval or point, found {shown}")
