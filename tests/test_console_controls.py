@@ -73,3 +73,12 @@ def bench_clip(tmp_path: Path) -> Path:
     clip = tmp_path / "media" / "red.mp4"
     render_clip(scene, clip)
     return clip
+
+
+def test_markup_and_escapes_in_a_server_answer_are_shown_as_sent(tmp_path: Path) -> None:
+    answer = f"I see [bold]red[/] and [/] {CLEAR}"  # "[/]" alone made rich raise (a traceback) before
+    with LoopbackServer(default=Behaviour(text=answer)) as server:
+        args = ["check-route", "--base-url", server.base_url, "-o", str(tmp_path / "c.json"), *MODEL[:3]]
+        result = runner.invoke(app, args)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "I see [bold]red[/] and [/] \\x1b[2J" in result.output and not raw_controls(result.output)

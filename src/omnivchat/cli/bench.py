@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from omnivchat.cli._app import console, err_console, fail
@@ -100,7 +101,7 @@ def validate_command(
         except BenchError as err:
             error = err
     for warning in checker.warnings:
-        err_console.print(f"[bold yellow]warning:[/] {warning}", highlight=False)
+        err_console.print(f"[bold yellow]warning:[/] {escape(warning)}", highlight=False)
     if bench is None:
         raise fail(str(error))
     instances = bench.instances

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from omnivchat._files import check_output_dir, check_output_file, write_model
@@ -249,7 +250,7 @@ def check_route_command(
     result = run_route_check(route.route(model), sampling=route.sampling())
     for record in result.records:
         answer = record.answer if record.answer is not None else f"(failed: {record.error})"
-        console.print(f"[bold]{record.control}[/] (HTTP {record.http_status}): {answer}", highlight=False)
+        console.print(f"[bold]{record.control}[/] (HTTP {record.http_status}): {escape(answer)}", highlight=False)
     registry = record_check(result)
     if output is not None:
         write_model(output, result)

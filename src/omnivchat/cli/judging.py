@@ -368,7 +368,7 @@ def score_benchmark_run(
     except OSError as err:  # read-only storage: the figures above are the result
         err_console.print(f"[yellow]warning:[/] {run_dir / 'scores.json'} not written ({err.strerror})")
     if scores.incomplete is not None:
-        err_console.print(f"[bold yellow]{scores.incomplete}[/]", highlight=False)
+        err_console.print(f"[bold yellow]{escape(scores.incomplete)}[/]", highlight=False)
         if not allow_incomplete:
             raise typer.Exit(code=1)
     return benchmark.name, scores.model_dump(mode="json")  # type: ignore[attr-defined]

@@ -188,7 +188,7 @@ def run_benchmark(
         budget_usd=budget,
     )
     for note in summary.notes:
-        err_console.print(f"[yellow]warning:[/] {note}", highlight=False)
+        err_console.print(f"[yellow]warning:[/] {escape(note)}", highlight=False)
     verb = "resumed" if summary.resumed else "ran"
     console.print(
         f"{verb} {summary.total} items in {summary.elapsed_s:.1f} s: {summary.done} done "

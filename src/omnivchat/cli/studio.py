@@ -138,7 +138,7 @@ def studio_run_command(
         err_console.print(f"[bold yellow]{escape(message)}[/]", highlight=False, soft_wrap=True)
     if summary.failed:
         for instance_id, message in sorted(summary.failed.items())[:5]:
-            err_console.print(f"[red]failed[/] {instance_id}: {escape(message)}")
+            err_console.print(f"[red]failed[/] {escape(instance_id)}: {escape(message)}")
         err_console.print(f"{len(summary.failed)} instance(s) stopped by an error: rerun the same command to resume")
     if summary.bench is None:
         err_console.print(f"no instance was accepted: no bench written (traces under {output / 'studio' / 'traces'})")
