@@ -11,11 +11,15 @@ audio files). A model route takes one clip, so :func:`compose_clip` builds it, H
   the audio files play one after the other; the clip lasts as long as the audio, and at least
   :data:`MIN_IMAGE_S` per image.
 
+The soundtrack keeps the sources' channel layout and sample rate (a stereo file stays stereo: spatial questions
+depend on it): with several audio files, the layout of the one with the most channels (the others are mixed up
+to it, a mono file into the centre) and the highest rate, raised to the next rate AAC can carry (:data:`AAC_RATES`).
 Between two audio files lies :data:`GAP_S` of silence, so they do not run together. Every audio file is cut or
 padded to its probed length exactly, so the timeline returned (:class:`Composed`) says to the tenth of a second
 when each image is on screen and each audio file plays: a request can tell the model which is which.
 
-The result is cached by the content of every source, the layout and the ffmpeg build (as the derived clips of
+The result is cached by the content of every source, the layout, the soundtrack's channel layout and rate and
+the ffmpeg build (as the derived clips of
 :mod:`omnivchat.media._ops` are): composing the same files again runs no encoder.
 """
 
@@ -25,14 +29,14 @@ import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from omnivchat._canonical import sha256_json
 from omnivchat.media._cache import atomic_build, cache_key, cached_path, content_hash
 from omnivchat.media._cache import cache_dir as resolve_cache_dir
-from omnivchat.media._ffmpeg import AUDIO_ENCODE_ARGS, DETERMINISTIC_ARGS, VIDEO_ENCODE_ARGS, MediaError, run_ffmpeg
+from omnivchat.media._ffmpeg import DETERMINISTIC_ARGS, VIDEO_ENCODE_ARGS, MediaError, run_ffmpeg
 from omnivchat.media._probe import MediaInfo, probe
 
 PathLike = str | os.PathLike[str]
@@ -46,8 +50,14 @@ IMAGE_FPS = 2
 MAX_SIDE = (1280, 720)
 """The largest frame a clip of images gets (the first image's size, shrunk to fit, even sides)."""
 SAMPLE_RATE = 44100
-COMPOSE_RECIPE = "1"
-"""Bump when the ffmpeg arguments below change, so older composed clips are not reused."""
+"""The soundtrack's rate when no source says its own."""
+AAC_RATES = (7350, 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 64000, 88200, 96000)
+"""The sample rates an AAC stream can carry."""
+KBPS_PER_CHANNEL = 64
+"""AAC bit rate per channel (a mono clip keeps the 96 kb/s of every derived clip)."""
+COMPOSE_RECIPE = "2"
+"""Bump when the ffmpeg arguments below change, so older composed clips are not reused (2: the sources' channel
+layout and rate are kept; 1 mixed every soundtrack down to 44.1 kHz mono)."""
 
 # Codecs an MP4 can carry as they are (the same set as the derived clips').
 _MP4_VIDEO = {"h264", "hevc", "av1", "vp9", "mpeg4"}
@@ -71,6 +81,8 @@ class Composed(BaseModel):
     path: Path
     sha256: str
     layout: Literal["video+audio", "images+audio"]
+    channel_layout: str = Field(description="The soundtrack's channel layout as ffmpeg names it (mono, stereo, 2c).")
+    sample_rate: int = Field(description="The soundtrack's sample rate in Hz.")
     duration: float
     visuals: tuple[Span, ...]
     audios: tuple[Span, ...]
@@ -96,24 +108,59 @@ def _audio_length(info: MediaInfo) -> float:
     return float(length)
 
 
+def _channel_layout(info: MediaInfo) -> str:
+    """The layout ffmpeg names for an audio source: its own (stereo, 5.1(side)...), or for a file that declares none
+    (a plain WAV of N channels) ``Nc``, ffmpeg's default order for N channels, as ffmpeg itself reads it."""
+    named = info.channel_layout
+    if named and not named.endswith("channels"):
+        return named
+    return f"{info.channels or 1}c"
+
+
+class Soundtrack(NamedTuple):
+    """The format of a composed clip's audio: a channel layout as ffmpeg names it, its channels and rate."""
+
+    layout: str
+    channels: int
+    rate: int
+
+    def encode_args(self) -> list[str]:
+        """AAC at :data:`KBPS_PER_CHANNEL` a channel (96 kb/s at least), without intensity stereo, which would
+        give the channels one shared waveform above a frequency and lose the difference a spatial question asks
+        about."""
+        kbps = max(96, KBPS_PER_CHANNEL * self.channels)
+        return ["-c:a", "aac", "-b:a", f"{kbps}k", "-aac_is", "0"]
+
+
+def soundtrack_format(infos: Sequence[MediaInfo]) -> Soundtrack:
+    """The soundtrack composed from audio sources: the layout of the source with the most channels (the first of
+    them), and the highest rate raised to the next one AAC carries."""
+    widest = max(infos, key=lambda i: i.channels or 1)
+    rate = max((i.sample_rate for i in infos if i.sample_rate), default=SAMPLE_RATE)
+    aac_rate = next((r for r in AAC_RATES if r >= rate), AAC_RATES[-1])
+    return Soundtrack(_channel_layout(widest), widest.channels or 1, aac_rate)
+
+
 def _even(x: float) -> int:
     return max(2, int(x) // 2 * 2)
 
 
-def _audio_graph(first_input: int, lengths: list[float], total: float) -> tuple[str, list[tuple[float, float]]]:
+def _audio_graph(
+    first_input: int, lengths: list[float], total: float, layout: str, rate: int
+) -> tuple[str, list[tuple[float, float]]]:
     """The filter graph that plays the audio inputs one after the other with GAP_S of silence between, each cut or
-    padded to its length, padded with silence to ``total``; its output is labelled [a]."""
+    padded to its length, in ``layout`` at ``rate``, padded with silence to ``total``; its output is labelled [a]."""
     chains: list[str] = []
     parts: list[str] = []
     spans: list[tuple[float, float]] = []
     t = 0.0
     for k, length in enumerate(lengths):
         if k:
-            chains.append(f"aevalsrc=0:s={SAMPLE_RATE}:c=mono:d={GAP_S:.6f}[g{k}]")
+            chains.append(f"aevalsrc=0:s={rate}:c={layout}:d={GAP_S:.6f}[g{k}]")
             parts.append(f"[g{k}]")
             t += GAP_S
         chains.append(
-            f"[{first_input + k}:a:0]aresample={SAMPLE_RATE},aformat=sample_fmts=fltp:channel_layouts=mono,"
+            f"[{first_input + k}:a:0]aresample={rate},aformat=sample_fmts=fltp:channel_layouts={layout},"
             f"apad=whole_dur={length:.6f},atrim=duration={length:.6f},asetpts=PTS-STARTPTS[a{k}]"
         )
         parts.append(f"[a{k}]")
@@ -143,7 +190,9 @@ def compose_clip(
     if visual_kind == "video" and len(pictures) != 1:
         raise ValueError("compose_clip takes one video (several videos cannot share one timeline honestly)")
     visual_infos = [_probe_source(p, visual_kind) for p in pictures]
-    lengths = [_audio_length(_probe_source(p, "audio")) for p in sounds]
+    sound_infos = [_probe_source(p, "audio") for p in sounds]
+    lengths = [_audio_length(info) for info in sound_infos]
+    track = soundtrack_format(sound_infos)
     audio_total = sum(lengths) + GAP_S * (len(lengths) - 1)
     if visual_kind == "video":
         video = visual_infos[0]
@@ -155,18 +204,25 @@ def compose_clip(
         share = math.ceil(wanted * IMAGE_FPS - 1e-9) / IMAGE_FPS
         total = share * len(pictures)
         visual_spans = [_span(p, k * share, (k + 1) * share) for k, p in enumerate(pictures)]
-    graph, timeline = _audio_graph(len(pictures), lengths, total)
+    graph, timeline = _audio_graph(len(pictures), lengths, total, track.layout, track.rate)
     audio_spans = [_span(p, s, e) for (s, e), p in zip(timeline, sounds, strict=True)]
 
     sources = [content_hash(p) for p in (*pictures, *sounds)]
-    params = {"kind": visual_kind, "pictures": len(pictures), "gap_s": GAP_S, "recipe": COMPOSE_RECIPE}
+    params = {
+        "kind": visual_kind,
+        "pictures": len(pictures),
+        "gap_s": GAP_S,
+        "channel_layout": track.layout,
+        "sample_rate": track.rate,
+        "recipe": COMPOSE_RECIPE,
+    }
     key = cache_key(sha256_json(sources), "compose", params)
     target = cached_path(key, "compose", ".mp4", resolve_cache_dir(cache_dir))
     if not target.exists():
         if visual_kind == "video":
-            args = _video_args(pictures[0], visual_infos[0], sounds, graph)
+            args = _video_args(pictures[0], visual_infos[0], sounds, graph, track)
         else:
-            args = _image_args(pictures, visual_infos[0], sounds, graph, total)
+            args = _image_args(pictures, visual_infos[0], sounds, graph, total, track)
 
         def build(tmp: Path) -> None:
             run_ffmpeg([*args, str(tmp)], subject=pictures[0])
@@ -178,22 +234,26 @@ def compose_clip(
         path=target,
         sha256=content_hash(target),
         layout=layout,
+        channel_layout=track.layout,
+        sample_rate=track.rate,
         duration=duration,
         visuals=tuple(visual_spans),
         audios=tuple(audio_spans),
     )
 
 
-def _video_args(video: Path, info: MediaInfo, sounds: list[Path], graph: str) -> list[str]:
+def _video_args(video: Path, info: MediaInfo, sounds: list[Path], graph: str, track: Soundtrack) -> list[str]:
     copy = ["-c:v", "copy"] if info.video_codec in _MP4_VIDEO else [*VIDEO_ENCODE_ARGS]
     inputs = ["-i", str(video)]
     for sound in sounds:
         inputs += ["-i", str(sound)]
-    maps = ["-map", "0:v:0", *copy, "-map", "[a]", *AUDIO_ENCODE_ARGS]
+    maps = ["-map", "0:v:0", *copy, "-map", "[a]", *track.encode_args()]
     return [*inputs, "-filter_complex", graph, *maps, *DETERMINISTIC_ARGS, "-f", "mp4"]
 
 
-def _image_args(pictures: list[Path], first: MediaInfo, sounds: list[Path], graph: str, total: float) -> list[str]:
+def _image_args(
+    pictures: list[Path], first: MediaInfo, sounds: list[Path], graph: str, total: float, track: Soundtrack
+) -> list[str]:
     assert first.width and first.height
     box = min(1.0, MAX_SIDE[0] / first.width, MAX_SIDE[1] / first.height)
     w, h = _even(first.width * box), _even(first.height * box)
@@ -211,5 +271,5 @@ def _image_args(pictures: list[Path], first: MediaInfo, sounds: list[Path], grap
         inputs += ["-i", str(sound)]
     video = f"{''.join(f'[v{k}]' for k in range(len(pictures)))}concat=n={len(pictures)}:v=1:a=0[v]"
     full = ";".join([*chains, video, graph])
-    maps = ["-map", "[v]", *VIDEO_ENCODE_ARGS, "-map", "[a]", *AUDIO_ENCODE_ARGS, "-t", f"{total:.6f}"]
+    maps = ["-map", "[v]", *VIDEO_ENCODE_ARGS, "-map", "[a]", *track.encode_args(), "-t", f"{total:.6f}"]
     return [*inputs, "-filter_complex", full, *maps, *DETERMINISTIC_ARGS, "-f", "mp4"]

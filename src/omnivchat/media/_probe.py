@@ -56,6 +56,9 @@ class MediaInfo(BaseModel):
     audio_codec: str | None = Field(default=None, description="Audio codec name.")
     sample_rate: int | None = Field(default=None, description="Audio sample rate in Hz.")
     channels: int | None = Field(default=None, description="Audio channel count.")
+    channel_layout: str | None = Field(
+        default=None, description="Audio channel layout as FFmpeg names it (mono, stereo, 5.1; '2 channels': none)."
+    )
     audio_duration: float | None = Field(default=None, description="Audio stream duration.")
     audio_rms_dbfs: float | None = Field(
         default=None,
@@ -119,6 +122,11 @@ def _codec_name(stream) -> str:
     return name or "none"
 
 
+def _layout_name(cc) -> str | None:
+    layout = getattr(cc, "layout", None) if cc is not None else None
+    return getattr(layout, "name", None) or None
+
+
 def probe(path: str | os.PathLike[str], *, energy: bool = True, verify: bool | None = None) -> MediaInfo:
     """Read the streams, duration, size, frame rate and codecs of ``path``.
 
@@ -174,6 +182,7 @@ def probe(path: str | os.PathLike[str], *, energy: bool = True, verify: bool | N
                 audio_codec=_codec_name(audio),
                 sample_rate=(cc.sample_rate or None) if cc is not None else None,
                 channels=(cc.channels or None) if cc is not None else None,
+                channel_layout=_layout_name(cc),
                 audio_duration=adur,
             )
             if adur:
@@ -282,7 +291,7 @@ def _check_packets(container: Any, path: Path) -> None:
 
 
 # Bump when probe() changes what it reports, so cached probe results made by the old code are not reused.
-PROBE_RECIPE = "1"
+PROBE_RECIPE = "2"  # 2: the audio channel layout
 
 
 class ProbeResult(BaseModel):
