@@ -287,3 +287,20 @@ def test_the_reviewer_can_be_a_gemini_native_route(tmp_path, monkeypatch, loop):
     parts = sent["contents"][-1]["parts"]
     assert any("inlineData" in p or "inline_data" in p for p in parts)  # the clip itself, audio included
     assert "You are the Reviewer" in sent["systemInstruction"]["parts"][0]["text"]
+
+
+def test_an_agent_on_its_own_server_never_gets_a_hosted_key(monkeypatch, loop):
+    # qwen3-max and gpt-* default to DASHSCOPE_API_KEY / OPENAI_API_KEY; an agent on a base_url of its own that names
+    # no variable sends no key, as a judge does (the hosted key must not reach a server of the user's own)
+    monkeypatch.setenv("DASHSCOPE_API_KEY", "sk-hosted-dashscope-key-0123456789")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-hosted-openai-key-0123456789ab")
+    answer = {"description": "a desk scene", "passage": "p0"}
+    with LoopbackServer(default=Behaviour(text=json.dumps(answer))) as server:
+        for model in ("qwen3-max", "gpt-5-mini"):
+            director = RouteDirector(AgentSpec(model=model, base_url=server.base_url), loop)
+            loop.agents.append(director)  # type: ignore[attr-defined]
+            payload = {"assignment": {"language": "en"}, "passages": [{"id": "p0"}], "config": {}}
+            assert director.ask(DirectorRequest("description", INSTRUCTIONS["description"], payload)) == answer
+        sent = list(server.requests)
+    assert len(sent) == 2
+    assert all("Authorization" not in r.headers for r in sent)

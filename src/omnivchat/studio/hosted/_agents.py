@@ -116,11 +116,13 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
 
 
 def _route(spec: AgentSpec, *, media: bool) -> Route:
-    """The agent's route; its key is checked before anything is sent (from ``api_key_env``, else from the model's
-    defaults; ``no_key`` for a self-served model)."""
+    """The agent's route; its key is checked before anything is sent: from ``api_key_env``; none with ``no_key`` or
+    for an agent on its own ``base_url`` that names no variable (a hosted key never goes to a server of your own);
+    else from the model's defaults. The judges' rule (``judges.judge_key``)."""
     from omnivchat.routes import CredentialError
 
     key = None
+    no_key = spec.no_key or (spec.base_url is not None and not spec.api_key_env)
     if spec.api_key_env and not spec.no_key:
         key = resolve_api_key(spec.api_key_env)
         if key is None:
@@ -131,7 +133,7 @@ def _route(spec: AgentSpec, *, media: bool) -> Route:
         overrides["extra_body"] = spec.extra
     if spec.price is not None:
         overrides["price"] = spec.price.model_dump()
-    return get_route(spec.model, api_key=key, no_key=spec.no_key, trust_env=True, **overrides)
+    return get_route(spec.model, api_key=key, no_key=no_key, trust_env=True, **overrides)
 
 
 def _send(loop: LoopThread, route: Route, chat: ChatRequest, timeout_s: float) -> ChatResponse:
