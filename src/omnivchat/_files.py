@@ -7,7 +7,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import (
@@ -56,6 +56,46 @@ def check_path(path: Path, what: str = "path") -> Path:
         raise OutputError(f"{what} {str(path)!r} holds a null byte")
     _resolved(path)
     return path
+
+
+class PathOutside(InputError):
+    """A path a data file gives that leads outside the folders its media may come from; ``reason`` says how: an
+    absolute path, '..', or a symlink to a file elsewhere."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def path_escape(value: str) -> str | None:
+    """How a path written in a data file leaves the folder it is relative to by its text alone: "an absolute path"
+    (POSIX, Windows or ``~``) or "'..'"; None when its text stays inside."""
+    posix = PurePosixPath(value.replace("\\", "/"))
+    if posix.is_absolute() or PureWindowsPath(value).is_absolute() or PureWindowsPath(value).drive or value[:1] == "~":
+        return "an absolute path"
+    if ".." in posix.parts:
+        return "'..'"
+    return None
+
+
+def confine(base: Path, value: str | os.PathLike[str], roots: Iterable[Path] = ()) -> Path:
+    """``base / value`` (an absolute ``value`` as it is) with every symlink resolved, when that lies inside ``base``
+    or one of ``roots``: the one check that a data file's media path (a bench's clip, a byo or hf item's video)
+    reaches no file elsewhere on the machine. Otherwise PathOutside names the path, the folders and the reason."""
+    text = os.fspath(value)
+    homes = [Path(base), *(Path(r) for r in roots)]
+    try:
+        if "\x00" in text:
+            raise ValueError("a null byte")
+        target = (Path(base) / text).resolve()
+        resolved = [h.resolve() for h in homes]
+    except (OSError, RuntimeError, ValueError) as err:  # a symlink loop, a null byte
+        raise PathOutside(f"{text!r} is not a usable path ({err})", "not usable") from None
+    if any(target.is_relative_to(h) for h in resolved):
+        return target
+    reason = path_escape(text) or f"a symlink to {target}"
+    folders = " or ".join(str(h) for h in dict.fromkeys(resolved))
+    raise PathOutside(f"{text!r} is outside {folders} ({reason})", reason)
 
 
 def protected_by(target: Path) -> Path | None:

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from omnivchat._files import InputError, decode_lines, loads_json, read_text
+from omnivchat._files import InputError, PathOutside, confine, decode_lines, loads_json, read_text
 from omnivchat.bench._inspection import INSPECTION_FILE, InspectionDecision, read_decisions
 from omnivchat.bench._model import Instance, Turn
 from omnivchat.bench._taxonomy import resolve_subcategory
@@ -144,7 +144,6 @@ def _load_instances(
         problems.append(f"{INSTANCES_FILE}: missing")
         return []
     instances: list[Instance] = []
-    resolved_root = root.resolve()
     try:
         data_bytes = path.read_bytes()
     except OSError as err:
@@ -183,10 +182,13 @@ def _load_instances(
         clips_present = True
         for index, turn in enumerate(instance.turns):
             clip = root / turn.video
-            if not clip.resolve().is_relative_to(resolved_root):
+            try:
+                confine(root, turn.video)
+            except PathOutside:
                 problems.append(f"{where}: turns[{index}].video: media path {turn.video!r} escapes the bench directory")
                 clips_present = False
-            elif not clip.is_file():
+                continue
+            if not clip.is_file():
                 problems.append(f"{where}: turns[{index}].video: missing media file {turn.video!r}")
                 clips_present = False
         if clips_present:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from itertools import pairwise
-from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from omnivchat._files import path_escape
 from omnivchat.bench._taxonomy import resolve_subcategory
 
 Medium = Literal["video", "audio"]
@@ -42,9 +42,10 @@ class Criterion(_Strict):
 
 
 def _check_media_path(value: str) -> str:
-    if PurePosixPath(value).is_absolute() or PureWindowsPath(value).is_absolute() or value.startswith("~"):
+    escape = path_escape(value)
+    if escape == "an absolute path":
         raise ValueError(f"media path {value!r} is absolute; give it relative to the bench directory")
-    if ".." in PurePosixPath(value.replace("\\", "/")).parts:
+    if escape:
         raise ValueError(f"media path {value!r} escapes the bench directory")
     return value
 

@@ -45,6 +45,7 @@ class Source:
     prompts: Path | None = None  # the benchmark's prompt file(s): a system prompt, or prompt cards
     columns: str | None = None  # a table's column mapping, "question=Question,answer=Answer" (hf)
     split: str | None = None  # a dataset's split (hf)
+    media_roots: tuple[Path, ...] = ()  # folders media may also come from, besides the data's own (byo, hf)
 
 
 @dataclass(frozen=True)

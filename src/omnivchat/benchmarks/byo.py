@@ -2,10 +2,12 @@
 
 Dataset: one JSON file, a list of items ``{"qid", "question", "answer", "requires", "category", "video"}``;
 ``video`` is a path relative to the JSON file (an audio-only item gives ``"audio"`` instead) and ``requires``
-lists the streams an answer needs ("video", "audio"). Known categories are ``cross-modal``, ``video-only`` and
-``audio-only``; any other category (or none) counts as ``cross-modal`` on purpose: mislabelling a cross-modal
-question as single-modality inflates the single-stream scores and hides the missing fusion gain. How many items
-were relabelled is in the scores.
+lists the streams an answer needs ("video", "audio"). Media stay inside the JSON file's folder: a path that leaves
+it (absolute, ``..``, or a symlink to a file elsewhere) is refused, naming the item, unless it lies in a folder
+allowed with ``--media-root`` (recorded in the manifest); a dataset never makes omnivchat send another file.
+Known categories are ``cross-modal``, ``video-only`` and ``audio-only``; any other category (or none) counts as
+``cross-modal`` on purpose: mislabelling a cross-modal question as single-modality inflates the single-stream scores
+and hides the missing fusion gain. How many items were relabelled is in the scores.
 
 Answers: an item with an ``options`` list, or whose answer is a single letter A-E, is multiple choice; the rest
 are open answers scored by the spoken-answer matcher (numbers, negation, hedges: :mod:`omnivchat.scoring.spoken`).
@@ -29,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from omnivchat._files import loads_json
+from omnivchat._files import PathOutside, confine, loads_json
 from omnivchat.benchmarks._choice import (
     BOOTSTRAP_LEVEL,
     BOOTSTRAP_RESAMPLES,
@@ -110,15 +112,22 @@ class ByoData:
     path: Path
     sha256: str
     items: tuple[ByoItem, ...]
+    media_roots: tuple[Path, ...] = ()  # the folders --media-root allows besides the data's own
 
 
 # --- loading -------------------------------------------------------------------------------------------------
 
 
-def load_byo(path: Path, *, tasks: tuple[str, ...] | None = None, limit: int | None = None) -> ByoData:
+def load_byo(
+    path: Path,
+    *,
+    tasks: tuple[str, ...] | None = None,
+    limit: int | None = None,
+    media_roots: tuple[Path, ...] = (),
+) -> ByoData:
     """Read and validate a byo JSON file; every problem is listed, one line each, naming the file and the item
     (its index from 0 and its qid). ``tasks`` keeps only those tasks (``mc4``, ``open``...); ``limit`` the first
-    N items kept."""
+    N items kept; media may lie in the file's folder or in ``media_roots``."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -132,18 +141,25 @@ def load_byo(path: Path, *, tasks: tuple[str, ...] | None = None, limit: int | N
         raise ByoError(f"{path}: expected a JSON list of items, got {type(rows).__name__}")
     if not rows:
         raise ByoError(f"{path}: the list of items is empty")
-    items, problems = items_from_rows(rows, path.parent, lambda index: (str(path), f"item {index}"))
+    items, problems = items_from_rows(rows, path.parent, lambda index: (str(path), f"item {index}"), media_roots)
     if problems:
         raise ByoError("\n".join(problems))
-    return ByoData(path=path, sha256=hashlib.sha256(raw).hexdigest(), items=select_items(items, tasks, limit, path))
+    return ByoData(
+        path=path,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        items=select_items(items, tasks, limit, path),
+        media_roots=tuple(media_roots),
+    )
 
 
 def items_from_rows(
-    rows: Sequence[Any], root: Path, where: Callable[[int], tuple[str, str]]
+    rows: Sequence[Any], root: Path, where: Callable[[int], tuple[str, str]], roots: Sequence[Path] = ()
 ) -> tuple[list[ByoItem], list[str]]:
     """Validate rows (dicts with byo's fields) from any source: the valid items, and every problem, one line each,
-    as ``FILE: ROW (qid Q): problem``. ``where(index)`` names a row's file and the row in it (``item 3``, ``row 3``);
-    a media path is relative to ``root`` (an absolute one is taken as it is)."""
+    as ``FILE: ROW (qid Q): problem``. ``where(index)`` names a row's file and the row in it (``item 3``, ``row 3``).
+    A media path (a string) is relative to ``root`` and must lead, symlinks resolved, inside ``root`` or one of
+    ``roots``; a media value that is a Path is a file the loader wrote itself (hf's embedded media in the media
+    cache) and is taken as it is."""
     problems: list[str] = []
     items: list[ByoItem] = []
     seen: dict[str, int] = {}
@@ -165,7 +181,7 @@ def items_from_rows(
             problems.append(f"{here}: duplicate qid (also {first if first_file == file else f'{first_file}: {first}'})")
             continue
         seen[qid] = index
-        item, found = _item(root, row, qid)
+        item, found = _item(root, row, qid, roots)
         problems.extend(f"{here}: {p}" for p in found)
         if item is not None:
             items.append(item)
@@ -197,7 +213,7 @@ def _text(row: dict[str, Any], name: str, problems: list[str]) -> str:
     return value.strip()
 
 
-def _item(root: Path, row: dict[str, Any], qid: str) -> tuple[ByoItem | None, list[str]]:
+def _item(root: Path, row: dict[str, Any], qid: str, roots: Sequence[Path]) -> tuple[ByoItem | None, list[str]]:
     problems: list[str] = []
     question = _text(row, "question", problems)
     answer = _text(row, "answer", problems)
@@ -222,12 +238,19 @@ def _item(root: Path, row: dict[str, Any], qid: str) -> tuple[ByoItem | None, li
     else:
         kind = media_kinds[0]
         value = row[kind]
-        if not isinstance(value, str) or not value.strip():
+        if isinstance(value, Path):  # written by the loader itself (hf: media a table embeds)
+            media = value
+        elif not isinstance(value, str) or not value.strip():
             problems.append(f"{kind!r} must be a path (relative to the JSON file or the dataset)")
         else:
-            media = root / value
-            if not media.is_file():
-                problems.append(f"{kind} {value!r} does not exist ({media})")
+            try:
+                confine(root, value, roots)
+            except PathOutside as err:
+                problems.append(f"{kind} {err}: media must stay in the dataset's folder (allow one with --media-root)")
+            else:
+                media = root / value
+                if not media.is_file():
+                    problems.append(f"{kind} {value!r} does not exist ({media})")
         if kind == "audio" and "video" in (requires or []):
             problems.append("an audio-only item cannot require 'video'")
     options, gold = _choices(row.get("options"), answer, problems) if answer else (None, None)
@@ -295,6 +318,8 @@ class ByoBench:
     protocols: tuple[str, ...] = (PROTOCOL,)
     scores_spoken_replies = True
     """Its scores read a spoken reply's ASR transcript (eval --reply-audio; :mod:`omnivchat.benchmarks._spoken`)."""
+    takes_media_roots = True
+    """Its items' media stay in the data's folder unless ``Source.media_roots`` (--media-root) allows another."""
 
     def chance(self, task: str) -> float:
         if task.startswith("mc") and task[2:].isdigit() and int(task[2:]) > 0:
@@ -302,7 +327,7 @@ class ByoBench:
         return 0.0  # an open answer: no guess states it
 
     def load(self, source: Source) -> ByoData:
-        return load_byo(source.data, tasks=source.tasks, limit=source.limit)
+        return load_byo(source.data, tasks=source.tasks, limit=source.limit, media_roots=source.media_roots)
 
     def items(self, dataset: ByoData, options: RunOptions) -> list[Item]:
         rows = dataset.items[: options.limit] if options.limit else dataset.items
@@ -337,6 +362,8 @@ class ByoBench:
             "condition": options.condition,
             "simulated": options.simulated,
             "package": package_record(),
+            # Only when given, so that a run made before the option resumes.
+            **({"media_roots": [str(r.resolve()) for r in dataset.media_roots]} if dataset.media_roots else {}),
             **options.manifest_extra,
         }
 

@@ -10,8 +10,10 @@ mapped reads the column of its own name when the table has one (the media fields
 ``FIELD:=VALUE`` gives every row the same ``requires`` or ``category`` (``requires:=video+audio``). Without a
 qid column an item's qid is its row number in the split. A media cell is a path (relative to ``--media`` when
 given, else to the dataset's folder) or the datasets library's embedded media ``{"bytes", "path"}``, written once
-to the media cache. Options given as "A. text" lose their letter prefix (the prompt adds letters); an answer may
-be a letter, "(B)", or one option's text.
+to the media cache. A path must lead, symlinks resolved, inside ``--media``, the dataset's folder (a hub cache
+repository as a whole: its snapshots link into its ``blobs``) or a folder allowed with ``--media-root``; any other
+(absolute, ``..``, a symlink out) is refused, naming the file and row. Options given as "A. text" lose their
+letter prefix (the prompt adds letters); an answer may be a letter, "(B)", or one option's text.
 
 Every row then goes through byo's validation, and is scored as byo scores it (:mod:`omnivchat.benchmarks.byo`).
 The manifest records the dataset folder, the split, the column mapping and the sha256 of every table file read.
@@ -178,13 +180,15 @@ def _media(value: Any, kind: str, home: Path) -> tuple[Any, str | None]:
         if len(value) > 1:
             return None, f"{kind}: the cell holds {len(value)} media; an item takes one"
         value = value[0]
+    # Embedded media come back as a Path (a file we wrote, in the media cache); a path in a cell stays a string,
+    # which byo confines to the dataset's folders.
     if isinstance(value, bytes | bytearray):
-        return (str(_tables.store_embedded(bytes(value), None, kind, dataset=home)) if value else None), None
+        return (_tables.store_embedded(bytes(value), None, kind, dataset=home) if value else None), None
     if isinstance(value, dict):
         data, name = value.get("bytes"), value.get("path")
         if isinstance(data, bytes | bytearray) and data:
-            return str(
-                _tables.store_embedded(bytes(data), name if isinstance(name, str) else None, kind, dataset=home)
+            return _tables.store_embedded(
+                bytes(data), name if isinstance(name, str) else None, kind, dataset=home
             ), None
         if isinstance(name, str) and name.strip():
             return name, None
@@ -273,7 +277,8 @@ def load_hf(source: Source) -> HfData:
                 break
     if index == 0:
         raise HfError(f"{files[0]}: split {split or '(unnamed)'!r} has no rows")
-    items, invalid = items_from_rows(rows, source.media or dataset.root, lambda index: labels[index])
+    roots = (dataset.root, home, *source.media_roots)  # a hub cache's snapshot links into the repository's blobs
+    items, invalid = items_from_rows(rows, source.media or dataset.root, lambda index: labels[index], roots)
     problems += invalid
     if problems:
         shown = problems[:MAX_PROBLEMS]
@@ -287,6 +292,7 @@ def load_hf(source: Source) -> HfData:
         path=source.data,
         sha256=digest,
         items=select_items(items, source.tasks, source.limit, source.data),
+        media_roots=tuple(source.media_roots),
         layout=dataset.layout,
         split=split or None,
         columns=columns.text(),

@@ -224,6 +224,31 @@ BenchmarkOption = Annotated[
     str, typer.Option("--benchmark", help="Registered benchmark (`omnivchat benchmarks` lists them).")
 ]
 MediaOption = Annotated[Path | None, typer.Option("--media", help="Media folder, for a benchmark that has one.")]
+MediaRootOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--media-root",
+        help="(--benchmark byo, hf) One more folder the items' media may come from (repeat it for several; recorded "
+        "in the manifest). Without it a media path that leads outside the data's folder (absolute, '..', a symlink "
+        "out) is refused.",
+    ),
+]
+
+
+def media_roots(benchmark: str, given: list[Path] | None) -> tuple[Path, ...]:
+    """--media-root's folders: each one a folder, for a benchmark that confines its items' media (byo, hf)."""
+    from omnivchat.benchmarks import get_benchmark
+    from omnivchat.errors import OmnivchatError
+
+    roots = tuple(given or ())
+    if roots and not getattr(get_benchmark(benchmark), "takes_media_roots", False):
+        raise OmnivchatError(f"--media-root is for --benchmark byo or hf; {benchmark} reads its media from its data")
+    for root in roots:
+        if not root.is_dir():
+            raise OmnivchatError(f"--media-root {root}: not a folder")
+    return roots
+
+
 ColumnsOption = Annotated[
     str | None,
     typer.Option(

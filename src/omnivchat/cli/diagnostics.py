@@ -17,9 +17,11 @@ from omnivchat.cli._options import (
     ColumnsOption,
     DataOption,
     MediaOption,
+    MediaRootOption,
     ProgressOption,
     RouteOptions,
     SplitOption,
+    media_roots,
     route_options,
 )
 
@@ -100,6 +102,7 @@ def ablate_command(
     route: RouteOptions,
     benchmark: BenchmarkOption = "omnivchat",
     media: MediaOption = None,
+    media_root: MediaRootOption = None,
     columns: ColumnsOption = None,
     split: SplitOption = None,
     task: Annotated[
@@ -167,6 +170,7 @@ def ablate_command(
         prompts=system_prompt,
         columns=columns,
         split=split,
+        media_roots=media_roots(benchmark, media_root),
     )
     dataset = the_benchmark.load(source)
     config = load_judges(judges)

@@ -19,9 +19,11 @@ from omnivchat.cli._options import (
     DataOption,
     DryRunOption,
     MediaOption,
+    MediaRootOption,
     ProgressOption,
     RouteOptions,
     SplitOption,
+    media_roots,
     route_options,
 )
 
@@ -54,6 +56,7 @@ def eval_command(
     route: RouteOptions,
     benchmark: BenchmarkOption = "omnivchat",
     media: MediaOption = None,
+    media_root: MediaRootOption = None,
     columns: ColumnsOption = None,
     split: SplitOption = None,
     tasks: Annotated[
@@ -109,6 +112,7 @@ def eval_command(
             prompts=system_prompt,
             columns=columns,
             split=split,
+            media_roots=media_roots(benchmark, media_root),
         ),
         model,
         output,

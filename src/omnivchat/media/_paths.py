@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from omnivchat._files import PathOutside, confine
 from omnivchat.media._ffmpeg import MediaError
 
 T = TypeVar("T")
@@ -20,13 +21,12 @@ def resolve_media_path(root: str | os.PathLike[str], relative: str | os.PathLike
     dir raises MediaError naming the path. The file need not exist yet.
     """
     base = Path(root).resolve()
-    rel = Path(relative)
-    if rel.is_absolute():
+    if Path(relative).is_absolute():
         raise MediaError(f"{relative}: absolute media path; bench media must be relative to {base}")
-    full = (base / rel).resolve()
-    if not full.is_relative_to(base):
-        raise MediaError(f"{relative}: path escapes the bench dir {base}")
-    return full
+    try:
+        return confine(base, relative)
+    except PathOutside as err:
+        raise MediaError(f"{relative}: path escapes the bench dir {base} ({err.reason})") from None
 
 
 @dataclass(frozen=True)
