@@ -42,3 +42,12 @@ def write_bench(root: Path, rows: list, *, info: str = "name: test-bench\nversio
                         path.parent.mkdir(parents=True, exist_ok=True)
                         path.write_bytes(b"clip")  # the loader checks presence; decoding is the media package's job
     return root
+
+
+# One real clip for the benchmarks' tests (omnivchat.studio.render_clip): a red square, asked about in English
+RED_SQUARE_SCENE = {
+    "size": [160, 90],
+    "background": "navy",
+    "objects": [{"shape": "square", "color": "red", "position": "left"}],
+    "speech": [{"text": "What colour is the square?", "language": "en", "start": 0.2}],
+}

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_factory import RED_SQUARE_SCENE
 from typer.testing import CliRunner
 
 from omnivchat.benchmarks import Benchmark, Source, get_benchmark
@@ -27,12 +28,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 runner = CliRunner()
 WIDE = {"COLUMNS": "200"}
 
-SCENE = {
-    "size": [160, 90],
-    "background": "navy",
-    "objects": [{"shape": "square", "color": "red", "position": "left"}],
-    "speech": [{"text": "What colour is the square?", "language": "en", "start": 0.2}],
-}
+SCENE = RED_SQUARE_SCENE
 MAPPING = "question=Question,answer=Answer,video=video_path,options=Choice,category=Type,qid=id"
 MEDIA = pa.struct([("bytes", pa.binary()), ("path", pa.string())])  # the datasets library's Video / Audio storage
 

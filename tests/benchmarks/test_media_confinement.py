@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_factory import RED_SQUARE_SCENE
 from typer.testing import CliRunner
 
 from omnivchat._files import PathOutside, confine, path_escape
@@ -20,12 +21,7 @@ from omnivchat.cli import app
 
 runner = CliRunner()
 WIDE = {"COLUMNS": "300"}
-SCENE = {
-    "size": [160, 90],
-    "background": "navy",
-    "objects": [{"shape": "square", "color": "red", "position": "left"}],
-    "speech": [{"text": "What colour is the square?", "language": "en", "start": 0.2}],
-}
+SCENE = RED_SQUARE_SCENE
 
 
 @pytest.fixture(scope="module")

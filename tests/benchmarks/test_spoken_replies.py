@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_factory import RED_SQUARE_SCENE
 from typer.testing import CliRunner
 
 from omnivchat.asr import WER_FILE, AsrWerFile, WerFigure
@@ -25,12 +26,7 @@ from omnivchat.scoring.spoken import score_spoken
 runner = CliRunner()
 WIDE = {"COLUMNS": "220"}
 
-SCENE = {
-    "size": [160, 90],
-    "background": "navy",
-    "objects": [{"shape": "square", "color": "red", "position": "left"}],
-    "speech": [{"text": "What colour is the square?", "language": "en", "start": 0.2}],
-}
+SCENE = RED_SQUARE_SCENE
 
 ROWS: list[dict[str, Any]] = [
     {"qid": "q1", "question": "What colour is the square?", "answer": "red", "requires": ["video"]},
