@@ -10,6 +10,7 @@ from omnivchat.studio.minibench._kit import (
     COLOURS,
     SHAPES,
     Draft,
+    article,
     base_scene,
     by_lang,
     crit,
@@ -44,13 +45,13 @@ def build_aor(rng: random.Random, lang: str) -> Draft:
             lang,
             [
                 f"no {absent_shape.en}",
-                f"don't see a {absent_shape.en}",
-                f"can't see a {absent_shape.en}",
-                f"there isn't a {absent_shape.en}",
+                f"don't see {article(absent_shape.en)}",
+                f"can't see {article(absent_shape.en)}",
+                f"there isn't {article(absent_shape.en)}",
             ],
             [f"没有{absent_shape.zh}", f"看不到{absent_shape.zh}", f"没看到{absent_shape.zh}"],
         )
-        absent = absent_shape.en
+        absent = f"no {absent_shape.en}"
     else:
         question = by_lang(
             lang,
@@ -68,7 +69,7 @@ def build_aor(rng: random.Random, lang: str) -> Draft:
             ],
             [f"没有{absent_colour.zh}", f"看不到{absent_colour.zh}", f"没看到{absent_colour.zh}"],
         )
-        absent = f"anything {absent_colour.en}"
+        absent = f"nothing {absent_colour.en}"
     scene = base_scene(
         rng,
         objects=[present[0].spec("center-left"), present[1].spec("center-right")],
@@ -76,17 +77,18 @@ def build_aor(rng: random.Random, lang: str) -> Draft:
     )
     in_view = by_lang(
         lang,
-        f" I can only see a {present[0].name(lang)} and a {present[1].name(lang)}. Could you show it to the camera?",
+        f" I can only see {article(present[0].name(lang))} and {article(present[1].name(lang))}."
+        " Could you show it to the camera?",
         f"我只看到一个{present[0].name(lang)}和一个{present[1].name(lang)}。你能把它拿到镜头前给我看看吗？",
     )
     reference = missing + in_view
     show = by_lang(lang, ["show", "hold it up", "point the camera"], ["给我看", "拿到镜头", "对准"])
     rubric = [
         gate(lang),
-        crit(1, f"Says there is no {absent} in view.", any_of=[said_missing]),
+        crit(1, f"Says there is {absent} in view.", any_of=[said_missing]),
         crit(
             2,
-            f"Says what is in view instead: a {present[0].name('en')} and a {present[1].name('en')}.",
+            f"Says what is in view instead: {article(present[0].name('en'))} and {article(present[1].name('en'))}.",
             all_of=[present[0].colour.words(lang), present[1].colour.words(lang)],
         ),
         crit(3, "Asks the user to show the object.", any_of=[show]),
@@ -94,8 +96,8 @@ def build_aor(rng: random.Random, lang: str) -> Draft:
     staging = {
         "camera": "rear",
         "in_view": [it.name("en") for it in present],
-        "asked_about": absent,
-        "answer": f"no {absent} in view",
+        "asked_about": absent_shape.en if by_shape else f"something {absent_colour.en}",
+        "answer": f"{absent} in view",
     }
     return Draft([(scene, None)], reference, rubric, ["video", "audio"], staging)
 

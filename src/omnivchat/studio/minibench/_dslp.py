@@ -19,6 +19,7 @@ from omnivchat.studio.minibench._kit import (
     gate,
     other_side,
     pick,
+    plural,
     say,
     side_phrases,
     side_word,
@@ -86,7 +87,7 @@ def build_mdcc(rng: random.Random, lang: str) -> Draft:
     positions = {2: ["center-left", "center-right"], 3: ["left", "center", "right"]}.get(
         count, ["far-left", "center-left", "center-right", "far-right"]
     )
-    noun = item.name(lang) + ("s" if lang == "en" else "")
+    noun = plural(item.name(lang)) if lang == "en" else item.name(lang)
     first_q = by_lang(
         lang,
         f"I'm setting things out on the table. How many {noun} can you see?",
@@ -120,7 +121,9 @@ def build_mdcc(rng: random.Random, lang: str) -> Draft:
     rubric = [
         gate(lang),
         crit(1, "Confirms it is still connected and can hear the user.", any_of=[still]),
-        crit(2, f"Stays consistent with the first turn: there are {count} {item.name('en')}s.", any_of=[counted]),
+        crit(
+            2, f"Stays consistent with the first turn: there are {count} {plural(item.name('en'))}.", any_of=[counted]
+        ),
         crit(3, "Does not claim it lost the connection or cannot hear.", none_of=_NOT_HEARD[lang]),
     ]
     staging = {"camera": "rear, then front", "count": count, "item": item.name("en"), "answer": "still connected"}

@@ -114,6 +114,43 @@ def draw_items(rng: random.Random, n: int) -> list[Item]:
     return [Item(c, s) for c, s in zip(rng.sample(COLOURS, n), rng.sample(SHAPES, n), strict=True)]
 
 
+# ------------------------------------------------------------------------------------------- English words
+
+# Spelling is not sound: these open with a consonant sound ("a unicorn", "a one-off") or a vowel one ("an hour").
+_CONSONANT_SOUND = ("uni", "use", "usu", "uti", "eu", "ewe", "one", "once", "ufo")
+_VOWEL_SOUND = ("hour", "honest", "honour", "honor", "heir")
+_VOWEL_LETTERS = "AEFHILMNORSX"  # letters said with a vowel first when spelt out: "an LED", "an AI", "an X-ray"
+
+
+def article(phrase: str) -> str:
+    """``phrase`` with "a" or "an" in front, chosen by how its first word sounds: "an orange ball", "a unicorn",
+    "an 8.0 s clip", "a 1.5 s clip", "an hour". Every English template that writes an indefinite article uses it."""
+    word = phrase.split(" ", 1)[0].strip("\"'(")
+    lower = word.lower()
+    if word[:1].isdigit():
+        digits = word.split(".", 1)[0].replace(",", "")
+        # 11 and 18 and their thousands ("11,000") are said "eleven", "eighteen"; any other number by its first digit
+        vowel = digits.startswith("8") or (len(digits) % 3 == 2 and digits[:2] in ("11", "18"))
+    elif len(word) > 1 and word.isupper() and word.isalpha():
+        vowel = word[0] in _VOWEL_LETTERS
+    elif lower.startswith(_CONSONANT_SOUND):
+        vowel = False
+    elif lower.startswith(_VOWEL_SOUND):
+        vowel = True
+    else:
+        vowel = lower[:1] in tuple("aeiou")
+    return ("an " if vowel else "a ") + phrase
+
+
+def plural(noun: str) -> str:
+    """The English plural of a (regular) noun phrase: "red cube" -> "red cubes", "box" -> "boxes"."""
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou"):
+        return noun[:-1] + "ies"
+    return noun + "s"
+
+
 def pick(rng: random.Random, options: Sequence[Any]) -> Any:
     """One of ``options``, drawn with ``rng``."""
     return options[rng.randrange(len(options))]

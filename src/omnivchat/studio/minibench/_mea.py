@@ -20,6 +20,7 @@ from omnivchat.studio.minibench._kit import (
     VOICES,
     Draft,
     Item,
+    article,
     base_scene,
     by_lang,
     crit,
@@ -258,7 +259,7 @@ def build_mist(rng: random.Random, lang: str) -> Draft:
     objects = [first.spec("left"), target.spec("right")]
     first_q = by_lang(lang, f"What shape is the {first.colour.en} one?", f"{first.colour.zh}的那个是什么形状？")
     first_reply = by_lang(
-        lang, f"The {first.colour.en} one is a {first.shape.en}.", f"{first.colour.zh}的那个是{first.shape.zh}。"
+        lang, f"The {first.colour.en} one is {article(first.shape.en)}.", f"{first.colour.zh}的那个是{first.shape.zh}。"
     )
     person_a = figure(rng, position="center")
     turn1 = base_scene(

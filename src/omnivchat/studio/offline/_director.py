@@ -26,6 +26,7 @@ from typing import Any
 from omnivchat.bench import Criterion
 from omnivchat.studio.engine._agents import DirectorRequest
 from omnivchat.studio.engine._types import MediaReference, Script, Segment
+from omnivchat.studio.minibench._kit import article
 
 _NOISE_DB = {"none": None, "low": -48.0, "medium": -40.0, "high": -33.0}
 _LIGHTING = {"none": None, "low": "warm", "medium": "dim", "high": {"level": "dim", "vignette": 0.5}}
@@ -86,9 +87,10 @@ class OfflineDirector:
         passage = next((p for p in passages if p["language"] == lang), passages[0] if passages else None)
         meanings = payload["attribute_meanings"]
         staging = self._draft(payload).staging
-        parts = [f"{payload['subcategory']['name']}: {meanings.get('domain', 'an everyday scene')}"]
+        # The meanings are sentences of their own ("Front camera held ..."): quoted as clauses, without their stop.
+        parts = [f"{payload['subcategory']['name']}: {meanings.get('domain', 'an everyday scene').rstrip('.')}"]
         if "camera" in meanings:
-            parts.append(f"filmed with {meanings['camera']}")
+            parts.append(f"camera: {meanings['camera'].rstrip('.')}")
         if passage is not None:
             parts.append(f"the user's small talk draws on the passage about {passage.get('topic') or passage['id']}")
         parts.append(f"the answer: {staging.get('answer', 'see the plan')}")
@@ -416,7 +418,7 @@ def _clip_problems(script: dict[str, Any], caption: dict[str, Any]) -> list[str]
         problems.append("audio: the clip has no audio track")
     duration = observed.get("duration_s")
     if isinstance(duration, (int, float)) and duration < script["duration_s"] - 0.3:
-        problems.append(f"duration: {duration:.1f} s of a {script['duration_s']:.1f} s script")
+        problems.append(f"duration: {duration:.1f} s of {article(format(script['duration_s'], '.1f'))} s script")
     seen = {o.get("name"): o for o in observed.get("objects", [])}
     for obj in script["scene"].get("objects", []):
         word = _colour_word(obj.get("color"))

@@ -1154,7 +1154,9 @@ def _list(items: list[str]) -> str:
 
 
 def _an(word: str) -> str:
-    return ("an " if word[:1].lower() in "aeiou" else "a ") + word
+    from omnivchat.studio.minibench._kit import article  # the one a/an rule of every Studio template
+
+    return article(word)
 
 
 def _where(side: str) -> str:
@@ -1162,7 +1164,7 @@ def _where(side: str) -> str:
 
 
 def _caption_text(ins: _Inspection) -> str:
-    dur = f"A {ins.duration:.1f} s clip"
+    dur = _an(f"{ins.duration:.1f} s clip").capitalize()
     if not ins.info.has_video:
         scene = f"{dur} with no video"
     elif ins.uniform_frames == len(ins.uniform):
