@@ -574,3 +574,130 @@ def test_a_moderation_refusal_rewrites_and_a_failed_render_reseeds(tmp_path):
     assert [d for m, d in _modules(result) if m == "8"] == ["fail", "pass"]
     assert result.trace.cost_usd() == 0.5
     assert result.trace.agent_calls() == {"director": 9, "renderer": 2, "reviewer": 1}
+
+
+# ------------------------------------------------------------------------------------------- budgets and answers
+
+
+def test_the_refinement_limit_is_per_reply_so_turn_one_leaves_the_final_turn_its_own(tmp_path):
+    refine = {"action": "refine", "reason": "too formal"}
+    accept = {"action": "accept", "reason": "fine"}
+    director = ScriptedDirector({"reply_review": [refine, accept, refine, accept]})
+    result = _run(tmp_path, director, job=_job(MULTI, turns="2"))
+    assert result.trace.status == "accepted", result.trace.reason
+    assert [(s.turn, s.decision) for s in result.trace.steps if s.module == "l"] == [
+        (1, "refine"),
+        (1, "accept"),
+        (2, "refine"),
+        (2, "accept"),
+    ]
+    assert director.modules().count("reply") == 4
+    assert result.trace.repairs == {"refine": 2}  # counted for the trace, limited per reply
+
+
+def test_the_default_route_limits_let_the_global_budget_bind():
+    budgets = Budgets()
+    assert budgets.render + budgets.rewrite + budgets.plan > budgets.total == 10
+    assert budgets.render + budgets.rewrite >= budgets.total  # single-turn: no plan route
+
+
+def test_the_global_budget_of_ten_is_reached_with_the_default_limits(tmp_path):
+    revise = {"action": "revise", "reason": "wrong link"}
+    director = ScriptedDirector(
+        {
+            "plan_review": [revise, revise],
+            "video_review": [{"action": "reseed", "reason": "bad hands"}] * 5,
+            "prompt_review": [{"action": "accept", "reason": "ok"}] + [{"action": "rewrite", "reason": "again"}] * 9,
+        }
+    )
+    result = _run(tmp_path, director, job=_job(MULTI, turns="2"))
+    assert result.trace.status == "discarded"
+    assert result.trace.reason.startswith("global repair budget (10) spent"), result.trace.reason
+    assert result.trace.repairs == {"plan": 2, "render": 5, "rewrite": 3}
+
+
+def test_budgets_are_set_by_the_subcategory_config_and_overridden_by_the_run():
+    from omnivchat.studio.engine import effective_budgets
+
+    cfg = SubcategoryConfig.model_validate({**SINGLE, "budgets": {"render": 1, "refine": 2}})
+    assert effective_budgets(Budgets(), cfg) == Budgets(render=1, refine=2)
+    assert effective_budgets(Budgets(), cfg, {"render": 4, "total": 6}) == Budgets(render=4, refine=2, total=6)
+    assert effective_budgets(Budgets(), SubcategoryConfig.model_validate(SINGLE)) == Budgets()
+
+
+def test_a_subcategory_budget_limits_its_runs(tmp_path):
+    from omnivchat.studio.engine import effective_budgets
+
+    job = _job({**SINGLE, "budgets": {"render": 1}})
+    director = ScriptedDirector({"video_review": [{"action": "reseed", "reason": "bad hands"}] * 3})
+    result = _run(tmp_path, director, job=job, budgets=effective_budgets(Budgets(), job.config))
+    assert result.trace.status == "discarded" and result.trace.reason.startswith("render budget (1) spent")
+
+
+def test_a_bad_budget_in_a_config_names_the_field(tmp_path):
+    import pytest
+
+    from omnivchat.studio.config import ConfigError, load_config
+
+    path = tmp_path / "svmr.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump({**SINGLE, "budgets": {"render": -1}}), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"budgets\.render"):
+        load_config(path)
+    path.write_text(yaml.safe_dump({**SINGLE, "budgets": {"renders": 2}}), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"budgets\.renders"):
+        load_config(path)
+
+
+def test_discard_at_reply_review_is_its_unparseable_case_not_an_accept(tmp_path):
+    director = ScriptedDirector({"reply_review": [{"action": "discard", "reason": "bad"}]})
+    result = _run(tmp_path, director)
+    assert result.trace.status == "accepted"
+    reviews = [s for s in result.trace.steps if s.module == "14"]
+    assert [s.decision for s in reviews] == ["refine", "accept"]
+    assert "'discard'" in reviews[0].summary and "does not take" in reviews[0].summary
+    assert director.modules().count("reply") == 2
+
+
+def test_revise_or_update_plan_at_video_review_reseeds_as_unparseable(tmp_path):
+    for action in ("revise", "update_plan", "dismiss", "refine"):
+        director = ScriptedDirector({"video_review": [{"action": action, "reason": "x"}]})
+        renderer = ScriptedRenderer()
+        result = _run(tmp_path / action, director, renderer=renderer)
+        assert result.trace.status == "accepted", (action, result.trace.reason)
+        assert result.trace.repairs == {"render": 1} and len(renderer.requests) == 2
+        first = next(s for s in result.trace.steps if s.module == "11")
+        assert first.decision == "reseed" and f"{action!r}" in first.summary
+
+
+def test_every_review_module_takes_only_its_own_actions(tmp_path):
+    # script review: accept, rewrite, discard (else rewrite); plan review: accept, revise, discard (else revise);
+    # prompt review: accept, rewrite, update_plan (else rewrite); validation review: dismiss, revise (else revise).
+    director = ScriptedDirector({"script_review": [{"action": "reseed", "reason": "x"}]})
+    result = _run(tmp_path / "s", director)
+    assert [d for m, d in _modules(result) if m == "6"] == ["rewrite", "accept"]
+    assert result.trace.repairs == {"rewrite": 1}
+
+    director = ScriptedDirector({"plan_review": [{"action": "qa", "reason": "x"}]})
+    result = _run(tmp_path / "p", director, job=_job(MULTI, turns="2"))
+    assert [d for m, d in _modules(result) if m == "c"] == ["revise", "accept"]
+    assert result.trace.repairs == {"plan": 1}
+
+    director = ScriptedDirector({"prompt_review": [{"action": "discard", "reason": "x"}]})
+    result = _run(tmp_path / "e", director, job=_job(MULTI, turns="2"))
+    assert result.trace.status == "accepted"
+    assert [d for m, d in _modules(result) if m == "e"][:2] == ["rewrite", "accept"]
+
+    bad = lambda p: {**_script(p), "duration_s": 99.0}  # noqa: E731
+    director = ScriptedDirector({"script": [bad], "validation_review": [{"action": "accept", "reason": "x"}]})
+    result = _run(tmp_path / "v", director)
+    assert next(d for m, d in _modules(result) if m == "5") == "revise"
+
+
+def test_a_rubric_with_two_language_gates_is_discarded(tmp_path):
+    second = {"tier": 0, "text": "The reply is short.", "check": {"language": "en"}}
+    director = ScriptedDirector({"reply": [{"reply": "It is red.", "rubric": [GATE, second, CORE]}] * 3})
+    result = _run(tmp_path, director)
+    assert result.trace.status == "discarded"
+    assert "2 tier-0 criteria" in result.trace.reason and "exactly one" in result.trace.reason

@@ -97,3 +97,37 @@ def test_injected_defects_are_repaired_or_discarded_never_delivered(tmp_path):
     for instance in bench.instances:
         hits, _ = rule_verdict(instance, instance.reference)
         assert hits == list(range(1, len(instance.rubric) + 1)), instance.id
+
+
+def test_repair_budgets_come_from_the_config_and_the_command_line(tmp_path):
+    import yaml
+
+    from omnivchat.studio.config import SHIPPED_DIR
+
+    data = yaml.safe_load((SHIPPED_DIR / "svmr.yaml").read_text(encoding="utf-8"))
+    config = tmp_path / "svmr.yaml"
+    config.write_text(yaml.safe_dump({**data, "budgets": {"rewrite": 0}}, allow_unicode=True), encoding="utf-8")
+    args = ["studio", "run", "--config", str(config), "--n", "1", "--defect-rate", "1.0", "--no-progress"]
+
+    def trace_of(out: Path):
+        (trace,) = [read_trace(p) for p in (out / "studio" / "traces").glob("*.json")]
+        return trace
+
+    runner.invoke(app, [*args, "-o", str(tmp_path / "a")])
+    trace = trace_of(tmp_path / "a")
+    assert trace.status == "discarded" and trace.reason.startswith("rewrite budget (0) spent"), trace.reason
+
+    runner.invoke(app, [*args, "--repair-budget", "rewrite=2", "--repair-budget", "total=7", "-o", str(tmp_path / "b")])
+    trace = trace_of(tmp_path / "b")
+    assert trace.repairs.get("rewrite") == 2 and not trace.reason.startswith("rewrite budget (0)"), trace.reason
+    manifest = json.loads((tmp_path / "b" / "studio" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["budgets"] == {"render": 5, "rewrite": 2, "plan": 2, "qa": 1, "refine": 1, "total": 7}
+
+
+@pytest.mark.parametrize("item", ["renders=2", "render=-1", "render", "render=two"])
+def test_a_bad_repair_budget_is_one_line_naming_it(item, tmp_path):
+    result = runner.invoke(
+        app, ["studio", "run", "--config", "SVMR", "--n", "1", "--repair-budget", item, "-o", str(tmp_path / "x")]
+    )
+    assert result.exit_code != 0 and f"--repair-budget {item!r}" in result.output, result.output
+    assert "Traceback" not in result.output and not (tmp_path / "x").exists()

@@ -53,6 +53,13 @@ def studio_run_command(
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Instances synthesized at once.")] = 2,
     progress: ProgressOption = True,
     budget: BudgetOption = None,
+    repair_budget: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--repair-budget",
+            help="KIND=N: a repair limit (render, rewrite, plan, qa, refine, total) over the configs'; repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Synthesize N instances of each subcategory: attribute and corpus sampling (Eq. 7), the single-turn
     (modules 0-14) or multi-turn (a-n) state machine with bounded repair, tail repair, and a bench directory that
@@ -66,11 +73,12 @@ def studio_run_command(
 
     from omnivchat.studio.backends import make_agents
     from omnivchat.studio.config import load_all, load_config
-    from omnivchat.studio.engine import studio_run
+    from omnivchat.studio.engine import parse_repair_budgets, studio_run
 
     if all_ == bool(config):
         raise fail("give --all or --config SUBCAT (one of them)")
     configs = load_all() if all_ else [load_config(c) for c in config or []]
+    repair_limits = parse_repair_budgets(repair_budget or [])
     agents = make_agents(backend, configs, defect_rate=defect_rate, agents_file=agents_file)
     bar = Progress(
         TextColumn("{task.description}"),
@@ -103,6 +111,7 @@ def studio_run_command(
             on_start=on_start,
             on_done=on_done,
             budget_usd=budget,
+            repairs=repair_limits,
         )
     ended = summary.accepted + sum(summary.discarded.values())
     console.print(

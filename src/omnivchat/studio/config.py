@@ -118,6 +118,18 @@ class Fragment(_Strict):
     conflicts: list[Match] = Field(default_factory=list, description="Assignments the fragment conflicts with.")
 
 
+class RepairBudgets(_Strict):
+    """Repair limits for this subcategory's runs (Appendix C.2.2), each one optional: what is left out keeps the
+    run's limit (``omnivchat.studio.engine.Budgets``); ``studio run --repair-budget`` overrides these."""
+
+    render: int | None = Field(None, ge=0, description="Re-seeds (renders again with the script fixed).")
+    rewrite: int | None = Field(None, ge=0, description="Rewrites of a script or a turn's prompt.")
+    plan: int | None = Field(None, ge=0, description="Multi-turn: plan revisions and updates.")
+    qa: int | None = Field(None, ge=0, description="Focused Q-A rounds per clip.")
+    refine: int | None = Field(None, ge=0, description="Refinements per reply (reaching it continues).")
+    total: int | None = Field(None, ge=0, description="All render, rewrite and plan repairs of one run together.")
+
+
 class SubcategoryConfig(_Strict):
     code: str = Field(pattern=r"^[A-Z]{2,5}$")
     name: str
@@ -131,6 +143,7 @@ class SubcategoryConfig(_Strict):
     validator: ValidatorRules = Field(default_factory=ValidatorRules)
     fragments: list[Fragment] = Field(default_factory=list)
     reply_requirements: list[str] = Field(default_factory=list, description="What a good reply must do.")
+    budgets: RepairBudgets = Field(default_factory=RepairBudgets, description="Repair limits for this subcategory.")
 
     @model_validator(mode="after")
     def _rules_name_known_values(self) -> SubcategoryConfig:

@@ -13,13 +13,14 @@ from omnivchat.studio.engine._agents import (
     Reviewer,
 )
 from omnivchat.studio.engine._calls import AgentCallError, AgentCalls
-from omnivchat.studio.engine._pipeline import Budgets, Job, Result, Synthesis
+from omnivchat.studio.engine._pipeline import BUDGET_KINDS, Budgets, Job, Result, Synthesis, effective_budgets
 from omnivchat.studio.engine._run import (
     StudioError,
     StudioManifest,
     Summary,
     find_trace,
     load_corpus,
+    parse_repair_budgets,
     plan_jobs,
     read_trace,
     studio_run,
@@ -42,6 +43,7 @@ from omnivchat.studio.engine._types import (
 )
 
 __all__ = [
+    "BUDGET_KINDS",
     "MULTI_TURN_MODULES",
     "SINGLE_TURN_MODULES",
     "AgentCallError",
@@ -76,8 +78,10 @@ __all__ = [
     "Synthesis",
     "Trace",
     "Violation",
+    "effective_budgets",
     "find_trace",
     "load_corpus",
+    "parse_repair_budgets",
     "plan_jobs",
     "read_trace",
     "studio_run",

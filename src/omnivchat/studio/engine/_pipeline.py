@@ -25,7 +25,7 @@ import json
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -48,6 +48,7 @@ from omnivchat.studio.engine._calls import AgentCallError, AgentCalls, report_co
 from omnivchat.studio.engine._prompts import INSTRUCTIONS
 from omnivchat.studio.engine._trace import Cost, Step, Trace, module_name
 from omnivchat.studio.engine._types import (
+    Action,
     Answer,
     Assignment,
     Caption,
@@ -69,14 +70,28 @@ M = TypeVar("M", bound=BaseModel)
 @dataclass(frozen=True)
 class Budgets:
     """Repair limits (Appendix C.2.2): separate limits for rendering, rewriting and planning within one global
-    budget; focused Q-A rounds per clip; reply refinements (reaching that limit continues with the reply)."""
+    budget; focused Q-A rounds per clip; refinements per reply (reaching that limit continues with the reply).
+    The route limits sum to more than the total (single-turn, with no plan route, to the total), so the global
+    budget is one that a run can reach."""
 
-    render: int = 3
-    rewrite: int = 3
+    render: int = 5
+    rewrite: int = 5
     plan: int = 2
     qa: int = 1
     refine: int = 1
     total: int = 10
+
+
+BUDGET_KINDS = ("render", "rewrite", "plan", "qa", "refine", "total")
+
+
+def effective_budgets(base: Budgets, config: SubcategoryConfig, overrides: Mapping[str, int] | None = None) -> Budgets:
+    """The limits a run of ``config`` takes: ``base``, then what the subcategory's ``budgets`` sets, then the run's
+    own ``overrides`` (``studio run --repair-budget KIND=N``)."""
+    from dataclasses import replace
+
+    own = {k: v for k, v in config.budgets.model_dump().items() if v is not None}
+    return replace(base, **{**own, **dict(overrides or {})})
 
 
 class Discard(Exception):
@@ -224,13 +239,14 @@ class Synthesis:
         return inputs
 
     def _spend(self, kind: str, why: str) -> None:
-        """Use one repair of ``kind``; a required repair past its own or the global budget discards the run."""
+        """Use one repair of ``kind`` (render, rewrite, plan); a required repair past its own or the global budget
+        discards the run."""
         limit = getattr(self.budgets, kind)
         used = self.spent.get(kind, 0)
         total = sum(v for k, v in self.spent.items() if k != "refine")
         if used >= limit:
             raise Discard(f"{kind} budget ({limit}) spent: {why}", f"{kind} budget spent")
-        if kind != "refine" and total >= self.budgets.total:
+        if total >= self.budgets.total:
             raise Discard(f"global repair budget ({self.budgets.total}) spent: {why}", "global budget spent")
         self.spent[kind] = used + 1
 
@@ -275,6 +291,22 @@ class Synthesis:
         except ValidationError:
             return None, answer, cost
 
+    def _review(
+        self, op: str, payload: dict[str, Any], takes: tuple[Action, ...], otherwise: Action, what: str
+    ) -> tuple[Decision, dict[str, Any], Cost]:
+        """A review module's decision: one of the actions it ``takes``; an answer that does not parse, or names an
+        action this module does not take, is its unparseable case, ``otherwise`` (never a silent default)."""
+        review, raw, cost = self._ask_as(op, payload, Decision)
+        if review is None:
+            return Decision(action=otherwise, reason=f"the {what} did not parse"), raw, cost
+        if review.action not in takes:
+            reason = (
+                f"the {what} answered {review.action!r}, which it does not take ({', '.join(takes)}): "
+                f"unparseable, so {otherwise}"
+            )
+            return Decision(action=otherwise, reason=reason), raw, cost
+        return review, raw, cost
+
     def _base_payload(self) -> dict[str, Any]:
         cfg = self.config
         return {
@@ -288,7 +320,7 @@ class Synthesis:
             },
             "extra_requirement": self.job.extra,
             "language": self.language,
-            "config": cfg.model_dump(mode="json"),
+            "config": cfg.model_dump(mode="json", exclude={"budgets"}),  # the engine's business, not the Director's
         }
 
     # ---------------------------------------------------------------- shared stages
@@ -440,9 +472,9 @@ class Synthesis:
                     "earlier_reviews": reviews,
                     "qa_left": self.budgets.qa - qa_rounds,
                 }
-                decision, raw, cost = self._ask_as("video_review", payload, Decision)
-                if decision is None:
-                    decision = Decision(action="reseed", reason="the video review did not parse")
+                decision, raw, cost = self._review(
+                    "video_review", payload, ("accept", "reseed", "rewrite", "qa", "discard"), "reseed", "video review"
+                )
                 if decision.action == "qa":
                     if qa_rounds >= self.budgets.qa or not decision.questions:
                         self._step(ids["review"], "director", "fail", "asked for Q-A past its budget", turn=turn)
@@ -473,6 +505,7 @@ class Synthesis:
                 continue
             if decision.action == "rewrite":
                 raise _Rewrite({"video_review": decision.reason})
+            assert decision.action == "discard"
             raise Discard(f"{tag}: video review discarded the run: {decision.reason}", "video review discard")
 
     def _reply_loop(
@@ -499,6 +532,7 @@ class Synthesis:
         elif self.config.turns == "multi":
             self._step("j", "director", "skip", "not used in an intermediate turn", turn=turn)
         reply: ReplyAnswer | None = None
+        refined = 0  # the refinement limit is per reply: an earlier turn's refinement leaves this one its own
         while True:
             got, raw, cost = self._ask_as("reply", payload, ReplyAnswer)
             if got is None:
@@ -511,12 +545,15 @@ class Synthesis:
                 self._step(
                     ids["reply"], "director", "pass", f"{got.reply!r}.{rubric}", turn=turn, outputs=raw, cost=cost
                 )
-            decision, raw, cost = self._ask_as(
-                "reply_review", {**payload, "reply": reply.model_dump(mode="json")}, Decision
+            decision, raw, cost = self._review(
+                "reply_review",
+                {**payload, "reply": reply.model_dump(mode="json")},
+                ("accept", "refine"),
+                "refine",
+                "reply review",
             )
-            action = decision.action if decision is not None else "refine"
-            reason = decision.reason if decision is not None else "the reply review did not parse"
-            if action != "refine" or self.spent.get("refine", 0) >= self.budgets.refine:
+            action, reason = decision.action, decision.reason
+            if action != "refine" or refined >= self.budgets.refine:
                 note = "" if action != "refine" else " (refinement limit reached: continuing with this reply)"
                 self._step(
                     ids["review"],
@@ -529,7 +566,8 @@ class Synthesis:
                 )
                 break
             self._step(ids["review"], "director", "refine", reason, turn=turn, outputs=raw, cost=cost)
-            self._spend("refine", reason)
+            refined += 1
+            self.spent["refine"] = self.spent.get("refine", 0) + 1  # for the trace; outside the global budget
             payload = {**payload, "feedback": {"reply_review": reason, "previous": reply.model_dump(mode="json")}}
         problems = _reply_problems(reply, final)
         if problems:
@@ -586,10 +624,13 @@ class Synthesis:
                     continue
             else:
                 self._step("5", "director", "skip", "validation reports no violation")
-            review, raw, cost = self._ask_as(
-                "script_review", {**payload, "script": script.model_dump(mode="json")}, Decision
+            decision, raw, cost = self._review(
+                "script_review",
+                {**payload, "script": script.model_dump(mode="json")},
+                ("accept", "rewrite", "discard"),
+                "rewrite",
+                "script review",
             )
-            decision = review or Decision(action="rewrite", reason="the script review did not parse")
             self._step("6", "director", decision.action, decision.reason, outputs=raw, cost=cost)
             if decision.action == "discard":
                 raise Discard(f"script review discarded the run: {decision.reason}", "script review discard")
@@ -624,13 +665,15 @@ class Synthesis:
     def _validation_review(self, module: str, payload: dict[str, Any], violations: list[Violation]) -> bool:
         """Module 5 / n: whether the reported violations must be revised (True) or are dismissed as contextual
         false reports; an unparseable verdict revises (Appendix C.2.2)."""
-        review, raw, cost = self._ask_as(
-            "validation_review", {**payload, "violations": [v.model_dump(mode="json") for v in violations]}, Decision
+        review, raw, cost = self._review(
+            "validation_review",
+            {**payload, "violations": [v.model_dump(mode="json") for v in violations]},
+            ("dismiss", "revise"),
+            "revise",
+            "validation verdict",
         )
-        action = review.action if review is not None and review.action == "dismiss" else "revise"
-        reason = review.reason if review is not None else "the verdict did not parse: revise"
-        self._step(module, "director", action, reason, outputs=raw, cost=cost)
-        return action == "revise"
+        self._step(module, "director", review.action, review.reason, outputs=raw, cost=cost)
+        return review.action == "revise"
 
     def _video_plan(self, module: str, script: Script, payload: dict[str, Any], turn: int | None = None) -> list[str]:
         """Module 7: the compatible fragments the Director selects; all of them when its selection does not parse
@@ -718,8 +761,13 @@ class Synthesis:
             self._step(
                 "b", "director", "pass", plan.plan + (f" Media: {links}." if links else ""), outputs=raw, cost=cost
             )
-            review, raw, cost = self._ask_as("plan_review", {**payload, "plan": plan.model_dump(mode="json")}, Decision)
-            decision = review or Decision(action="revise", reason="the plan review did not parse")
+            decision, raw, cost = self._review(
+                "plan_review",
+                {**payload, "plan": plan.model_dump(mode="json")},
+                ("accept", "revise", "discard"),
+                "revise",
+                "plan review",
+            )
             self._step("c", "director", decision.action, decision.reason, outputs=raw, cost=cost)
             if decision.action == "accept":
                 return plan
@@ -756,16 +804,17 @@ class Synthesis:
             }
             script = self._script("d", "prompt", payload, turn=turn)
             violations = self._validate(script, turn=turn, n_turns=n_turns, completed=completed)
-            review, raw, cost = self._ask_as(
+            decision, raw, cost = self._review(
                 "prompt_review",
                 {
                     **payload,
                     "script": script.model_dump(mode="json"),
                     "violations": [v.model_dump(mode="json") for v in violations],
                 },
-                Decision,
+                ("accept", "rewrite", "update_plan"),
+                "rewrite",
+                "prompt review",
             )
-            decision = review or Decision(action="rewrite", reason="the prompt review did not parse")
             self._step("e", "director", decision.action, decision.reason, turn=turn, outputs=raw, cost=cost)
             if decision.action == "update_plan":
                 raise _UpdatePlan(decision.turn or turn, decision.reason)
@@ -890,8 +939,11 @@ def _reply_problems(reply: ReplyAnswer, final: bool) -> list[str]:
         problems.append("empty reply")
     if final:
         tiers = {c.tier for c in reply.rubric}
-        if 0 not in tiers:
+        gates = sum(c.tier == 0 for c in reply.rubric)
+        if gates == 0:
             problems.append("no tier-0 language gate")
+        elif gates > 1:
+            problems.append(f"{gates} tier-0 criteria (a rubric has exactly one, the language gate)")
         if 1 not in tiers:
             problems.append("no tier-1 criterion")
         missed = [

@@ -21,9 +21,9 @@ import random
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,10 +31,18 @@ from pydantic import BaseModel, Field, ValidationError
 
 from omnivchat._files import OutputError, check_output_dir, write_text_atomic
 from omnivchat.errors import OmnivchatError
-from omnivchat.studio.config import SubcategoryConfig
+from omnivchat.studio.config import RepairBudgets, SubcategoryConfig
 from omnivchat.studio.engine._agents import Agents
 from omnivchat.studio.engine._calls import CALLS_FILE, AgentCallError, AgentCalls, BudgetReached
-from omnivchat.studio.engine._pipeline import Budgets, Job, Result, Synthesis, copy_clip
+from omnivchat.studio.engine._pipeline import (
+    BUDGET_KINDS,
+    Budgets,
+    Job,
+    Result,
+    Synthesis,
+    copy_clip,
+    effective_budgets,
+)
 from omnivchat.studio.engine._trace import Trace
 from omnivchat.studio.engine._types import Passage
 
@@ -164,13 +172,17 @@ def studio_run(
     on_start: Callable[[int, int], None] | None = None,
     on_done: Callable[[Trace], None] | None = None,
     budget_usd: float | None = None,
+    repairs: Mapping[str, int] | None = None,
 ) -> Summary:
     """Synthesize ``n`` instances of each configuration into the bench directory ``output`` (see the module
     docstring). ``on_start(total, already_done)`` and ``on_done(trace)`` report progress.
 
     ``budget_usd``: the synthesis's total spending limit (agent calls and renders; what its store spent before
     counts): an instance whose next call would pass it stops, not run, and a rerun with a larger budget resumes
-    it. Refused when an agent has no price."""
+    it. Refused when an agent has no price.
+
+    ``repairs``: repair limits by kind (``Budgets``' fields) that override ``budgets`` and each configuration's
+    own ``budgets``."""
     from omnivchat.runs import Budget, run_lock
 
     if n < 1:
@@ -182,7 +194,8 @@ def studio_run(
     repeated = sorted({c for c in codes if codes.count(c) > 1})
     if repeated:
         raise StudioError(f"subcategory {', '.join(repeated)} given more than once: give each configuration once")
-    budgets = budgets or Budgets()
+    repairs = parse_repair_budgets([f"{k}={v}" for k, v in (repairs or {}).items()])
+    budgets = replace(budgets or Budgets(), **repairs)
     corpus_path = corpus or DEFAULT_CORPUS
     passages = load_corpus(corpus_path)
     manifest = StudioManifest(
@@ -192,7 +205,7 @@ def studio_run(
         backend=backend,
         defect_rate=defect_rate,
         corpus=_file_hash(corpus_path),
-        budgets={k: getattr(budgets, k) for k in ("render", "rewrite", "plan", "qa", "refine", "total")},
+        budgets={k: getattr(budgets, k) for k in BUDGET_KINDS},  # a configuration's own are in its hash
         agents=agents.names(),
     )
     from omnivchat.runs import lock_holder
@@ -207,8 +220,22 @@ def studio_run(
     with run_lock(output, "studio run"):
         _check_manifest(output, manifest)
         return _synthesize(
-            configs, output, agents, passages, manifest, budgets, concurrency, on_start, on_done, budget_usd
+            configs, output, agents, passages, manifest, budgets, concurrency, on_start, on_done, budget_usd, repairs
         )
+
+
+def parse_repair_budgets(items: Sequence[str]) -> dict[str, int]:
+    """``KIND=N`` items (``studio run --repair-budget``) as repair limits by kind; StudioError naming the item
+    that is not one."""
+    out: dict[str, int] = {}
+    for item in items:
+        kind, _, count = item.partition("=")
+        if kind.strip() not in BUDGET_KINDS:
+            raise StudioError(f"--repair-budget {item!r}: give KIND=N with KIND one of {', '.join(BUDGET_KINDS)}")
+        if not count.strip().isdigit():
+            raise StudioError(f"--repair-budget {item!r}: N is a count of at least 0")
+        out[kind.strip()] = int(count)
+    return out
 
 
 def _check_priced(agents: Agents) -> None:
@@ -237,6 +264,7 @@ def _synthesize(
     on_start: Callable[[int, int], None] | None,
     on_done: Callable[[Trace], None] | None,
     budget_usd: float | None = None,
+    repairs: Mapping[str, int] | None = None,
 ) -> Summary:
     studio = output / STUDIO_DIR
     jobs = plan_jobs(configs, passages, n=manifest.n, seed=manifest.seed)
@@ -256,7 +284,8 @@ def _synthesize(
     try:
 
         def one(job: Job) -> tuple[Result, int]:
-            result = Synthesis(job, agents, calls, studio / "work" / job.id, budgets).run()
+            limits = effective_budgets(budgets, job.config, repairs)  # the command line's over the config's
+            result = Synthesis(job, agents, calls, studio / "work" / job.id, limits).run()
             return result, _keep(output, job, result)  # written at once: a kill loses only instances in flight
 
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
@@ -472,7 +501,9 @@ def _int_seed(*parts: object) -> int:
 
 
 def _config_hash(config: SubcategoryConfig) -> str:
-    return hashlib.sha256(config.model_dump_json().encode()).hexdigest()
+    # A configuration that sets no budgets hashes as it did before they could be set (its benches still resume).
+    unset = {"budgets"} if config.budgets == RepairBudgets() else None
+    return hashlib.sha256(config.model_dump_json(exclude=unset).encode()).hexdigest()
 
 
 def _file_hash(path: Path) -> str:
