@@ -51,3 +51,17 @@ RED_SQUARE_SCENE = {
     "objects": [{"shape": "square", "color": "red", "position": "left"}],
     "speech": [{"text": "What colour is the square?", "language": "en", "start": 0.2}],
 }
+
+
+REALDATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "realdata"
+"""The real release files beside the checkout (../shared/realdata), read by tests that skip where it is absent."""
+
+
+def realdata(path: str) -> Path:
+    """A real release file under REALDATA, or the calling test is skipped (never committed into the project)."""
+    import pytest
+
+    found = REALDATA / path
+    if not found.is_file():
+        pytest.skip(f"{found} is not on this machine")
+    return found

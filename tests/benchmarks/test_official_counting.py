@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_factory import realdata
 from typer.testing import CliRunner
 
 from omnivchat.benchmarks._choice import parse_strict
@@ -19,21 +20,13 @@ from omnivchat.benchmarks._official import OFFICIAL, Answered, official_figure, 
 from omnivchat.cli import app
 from omnivchat.testing import Behaviour, LoopbackServer, message_text
 
-REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata"
 runner = CliRunner()
-
-
-def real(path: str) -> Path:
-    found = REAL / path
-    if not found.is_file():
-        pytest.skip(f"{found} is not on this machine")
-    return found
 
 
 def template_questions() -> list[dict[str, Any]]:
     """The 9 questions of Video-MME's evaluation/output_test_template.json with their example responses (the file
     has trailing commas, so it is not JSON as it stands)."""
-    text = real("videomme/output_test_template.json").read_text()
+    text = realdata("videomme/output_test_template.json").read_text()
     videos = json.loads(re.sub(r",(\s*[}\]])", r"\1", text))
     return [q for v in videos for q in v["questions"]]
 
@@ -87,7 +80,7 @@ def test_daily_omni_drops_failed_items_and_counts_unread_replies_wrong() -> None
 
 
 def omnibench_rows() -> dict[int, dict[str, Any]]:
-    lines = real("omnibench/dataset/batch-5_1142_20240817.excerpt.jsonl").read_text().splitlines()
+    lines = realdata("omnibench/dataset/batch-5_1142_20240817.excerpt.jsonl").read_text().splitlines()
     return {row["index"]: row for row in map(json.loads, lines)}
 
 
@@ -127,7 +120,7 @@ def test_av_odyssey_turns_an_empty_reply_into_a() -> None:
 
 
 def test_worldsense_vlmevalkit_reads_the_first_capital_after_its_prefixes() -> None:
-    data = json.loads(real("worldsense/worldsense_qa.excerpt.json").read_text())
+    data = json.loads(realdata("worldsense/worldsense_qa.excerpt.json").read_text())
     task = data["UYkFSXsh"]["task0"]  # three candidates
     options = tuple(c[3:] for c in task["candidates"])
     rule = OFFICIAL["worldsense"]
@@ -151,7 +144,7 @@ def test_score_prints_the_official_figure_beside_the_headline(tmp_path: Path) ->
     the figure as the official script counts it; scores.json holds it beside the headline."""
     from omnivchat.studio import render_clip
 
-    data = real("videomme/videomme_flat_from_template.jsonl")
+    data = realdata("videomme/videomme_flat_from_template.jsonl")
     media = tmp_path / "media"
     media.mkdir()
     clip = tmp_path / "clip.mp4"

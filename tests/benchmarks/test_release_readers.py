@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bench_factory import realdata
 from typer.testing import CliRunner
 
 from omnivchat.benchmarks import ScoreOptions, Source, get_benchmark
@@ -18,15 +19,7 @@ from omnivchat.benchmarks.dailyomni import read as read_dailyomni
 from omnivchat.cli import app
 from omnivchat.media import export_audio
 
-REAL = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata"
 runner = CliRunner()
-
-
-def real(path: str) -> Path:
-    found = REAL / path
-    if not found.is_file():
-        pytest.skip(f"{found} is not on this machine")
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -58,13 +51,13 @@ def eval_sim(name: str, data: Path, run_dir: Path, *extra: str) -> Any:
 
 
 def test_the_real_daily_omni_release_repeats_one_question_and_it_is_found_by_id() -> None:
-    release = read_dailyomni(Source(data=real("dailyomni/qa.json")))
+    release = read_dailyomni(Source(data=realdata("dailyomni/qa.json")))
     assert len(release.items) == 1197 and not release.problems
     assert duplicates(release.items) == {"qF_bybWcUoE-2": "qF_bybWcUoE-1"}
 
 
 def test_a_repeated_question_is_said_at_load_recorded_and_scored_twice(clip: Path, tmp_path: Path) -> None:
-    rows = [r for r in json.loads(real("dailyomni/qa.json").read_text()) if r["video_id"] == "qF_bybWcUoE"]
+    rows = [r for r in json.loads(realdata("dailyomni/qa.json").read_text()) if r["video_id"] == "qF_bybWcUoE"]
     assert len(rows) == 2 and rows[0] == rows[1]  # the release's own two rows: same question, options, answer
     data = tmp_path / "Daily-Omni" / "qa.json"
     data.parent.mkdir()
@@ -92,7 +85,7 @@ def test_a_repeated_question_is_said_at_load_recorded_and_scored_twice(clip: Pat
 
 
 def test_a_release_without_repeats_keeps_its_manifest_as_it_was(clip: Path, tmp_path: Path) -> None:
-    rows = json.loads(real("dailyomni/qa.json").read_text())[:1]
+    rows = json.loads(realdata("dailyomni/qa.json").read_text())[:1]
     data = tmp_path / "qa.json"
     data.write_text(json.dumps(rows))
     vid = rows[0]["video_id"]
@@ -107,7 +100,7 @@ def test_a_release_without_repeats_keeps_its_manifest_as_it_was(clip: Path, tmp_
 
 
 def test_worldsense_real_rows_have_mc3_and_mc4_tasks_and_a_sub_category_breakdown(clip: Path, tmp_path: Path) -> None:
-    data = real("worldsense/worldsense_qa.excerpt.json")
+    data = realdata("worldsense/worldsense_qa.excerpt.json")
     media = tmp_path / "videos"
     for vid in json.loads(data.read_text()):
         place(clip, media / f"{vid}.mp4")

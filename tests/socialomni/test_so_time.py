@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
+from bench_factory import REALDATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -177,7 +177,7 @@ def test_who_cutoff_ordinals(first: int, second: int) -> None:
             who_cutoff(question)
 
 
-REAL_WHO = Path(__file__).resolve().parents[2] / ".." / "shared" / "realdata" / "socialomni" / "data" / "level_1"
+REAL_WHO = REALDATA / "socialomni" / "data" / "level_1"
 
 
 @pytest.mark.skipif(not (REAL_WHO / "dataset.excerpt.json").is_file(), reason="../shared/realdata is absent")
