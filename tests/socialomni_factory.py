@@ -79,3 +79,15 @@ def make_socialomni(root: Path) -> tuple[Path, Path, Path]:
     contexts_path = root / "judge-contexts.json"
     contexts_path.write_text(json.dumps(contexts, indent=1))
     return annotations, media, contexts_path
+
+
+def candidate_answers(request_json: dict) -> object:
+    """A loopback model for SocialOmni runs: a How reply, B to a Who question, A (interrupt now) to a When one."""
+    from omnivchat.testing import Behaviour, message_text
+
+    text = message_text(request_json)
+    if "Target participant:" in text:
+        return Behaviour(text="Sure, let me start: I think we should begin.")
+    if "(A, B, C or D)" in text or "\nD." in text:
+        return Behaviour(text="B")
+    return Behaviour(text="A")

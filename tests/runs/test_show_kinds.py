@@ -6,25 +6,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from socialomni_factory import make_socialomni
+from socialomni_factory import candidate_answers, make_socialomni
 from typer.testing import CliRunner
 
 from omnivchat.cli import app
 from omnivchat.runs import SOCIALOMNI_JUDGING_PROTOCOL, SOCIALOMNI_PROTOCOL, run_status
 from omnivchat.socialomni._run import PROTOCOL as SO_PROTOCOL
-from omnivchat.testing import Behaviour, LoopbackServer, message_text
+from omnivchat.testing import Behaviour, LoopbackServer
 
 runner = CliRunner()
 PANEL = ("gpt-5.6-sol", "gemini-3.8-flash", "qwen3.8-omni")
-
-
-def candidate(request_json):
-    text = message_text(request_json)
-    if "Target participant:" in text:
-        return Behaviour(text="Sure, let me start: I think we should begin.")
-    if "(A, B, C or D)" in text or "\nD." in text:
-        return Behaviour(text="B")
-    return Behaviour(text="A")
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +26,7 @@ def socialomni_run(tmp_path_factory):
     key = root / "k.env"
     key.write_text("K=secret-key-123\n")
     run = root / "run"
-    with LoopbackServer(rules=candidate) as server:
+    with LoopbackServer(rules=candidate_answers) as server:
         made = runner.invoke(app, [
             "socialomni", "evaluate", "--annotations", str(annotations), "--media", str(media), "--output", str(run),
             "--model", "dashscope/qwen3.8-omni-flash", "--base-url", server.base_url, "--key-file", str(key),

@@ -7,29 +7,23 @@ from __future__ import annotations
 
 import csv
 import json
+import secrets
 
 import pytest
-from socialomni_factory import make_socialomni
+from socialomni_factory import candidate_answers, make_socialomni
 from typer.testing import CliRunner
 
 from omnivchat.cli import app
 from omnivchat.judges import JudgesFileError, JudgeSpec, judge_key, judge_route, load_judges
 from omnivchat.routes import CredentialError
-from omnivchat.testing import Behaviour, LoopbackServer, message_text
+from omnivchat.testing import Behaviour, LoopbackServer
 
 runner = CliRunner()
 PAPER_V3 = ("gpt-4o", "gemini-2.5-pro", "qwen3-omni")
-HOSTED_KEYS = {"OPENAI_API_KEY": "sk-openai-3f9a1c7e5b2d8a6c", "GEMINI_API_KEY": "AIzaGeminiKey7c2e9b4a1d6f"}
-HOSTED_KEYS["DASHSCOPE_API_KEY"] = "sk-dashscope-8b1d4f7a2c9e"
-
-
-def candidate_rules(request_json):
-    text = message_text(request_json)
-    if "Target participant:" in text:
-        return Behaviour(text="Sure, let me start: I think we should begin.")
-    if "(A, B, C or D)" in text or "\nD." in text:
-        return Behaviour(text="B")
-    return Behaviour(text="A")
+# hosted keys made at run time (none committed), each long enough to be a secret rather than a placeholder
+HOSTED_KEYS = {
+    name: "sk-" + secrets.token_hex(12) for name in ("OPENAI_API_KEY", "GEMINI_API_KEY", "DASHSCOPE_API_KEY")
+}
 
 
 def panel_file(tmp_path, base_url, **extra):
@@ -53,7 +47,7 @@ def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("keyless") / "run"
     args = ["socialomni", "evaluate", "--annotations", str(annotations), "--media", str(media), "--output", str(out)]
     args += ["--model", "self-served-omni", "--no-key", "--limit", "4", "--no-progress", "--base-url"]
-    with LoopbackServer(rules=candidate_rules) as server:
+    with LoopbackServer(rules=candidate_answers) as server:
         result = runner.invoke(app, [*args, server.base_url])
         assert result.exit_code == 0, result.output
     return out, contexts

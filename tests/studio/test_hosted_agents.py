@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -292,8 +293,8 @@ def test_the_reviewer_can_be_a_gemini_native_route(tmp_path, monkeypatch, loop):
 def test_an_agent_on_its_own_server_never_gets_a_hosted_key(monkeypatch, loop):
     # qwen3-max and gpt-* default to DASHSCOPE_API_KEY / OPENAI_API_KEY; an agent on a base_url of its own that names
     # no variable sends no key, as a judge does (the hosted key must not reach a server of the user's own)
-    monkeypatch.setenv("DASHSCOPE_API_KEY", "sk-hosted-dashscope-key-0123456789")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-hosted-openai-key-0123456789ab")
+    for variable in ("DASHSCOPE_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.setenv(variable, "sk-" + secrets.token_hex(12))  # made at run time: no key is committed
     answer = {"description": "a desk scene", "passage": "p0"}
     with LoopbackServer(default=Behaviour(text=json.dumps(answer))) as server:
         for model in ("qwen3-max", "gpt-5-mini"):
