@@ -511,10 +511,15 @@ def test_a_turn_without_a_valid_cross_turn_reference_is_caught_before_rendering(
 
 
 def test_record_validation_failure_updates_the_plan(tmp_path):
-    # Turn 2 speaks another language: each turn alone passes the turn checks, the assembled record does not.
+    # Turn 2 speaks another language: with no language sampled each turn alone passes the turn checks (a sampled
+    # one would make prompt review rewrite it: a hard violation), the assembled record does not.
+    import dataclasses
+
+    job = _job(MULTI, turns="2")
+    job = dataclasses.replace(job, assignment={k: v for k, v in job.assignment.items() if k != "language"})
     zh = lambda p: {**_script(p, turn=2), "language": "zh"}  # noqa: E731
     director = ScriptedDirector({"prompt": [lambda p: _script(p, turn=1), zh]})
-    result = _run(tmp_path, director, job=_job(MULTI, turns="2"))
+    result = _run(tmp_path, director, job=job)
     decisions = [(s.module, s.decision) for s in result.trace.steps if s.module in ("m", "n")]
     assert decisions[:2] == [("m", "fail"), ("n", "revise")]
     assert decisions[-2:] == [("m", "pass"), ("n", "skip")]

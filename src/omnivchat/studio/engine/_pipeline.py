@@ -4,7 +4,10 @@ Appendix C).
 The discipline the paper asks for, and where it lives here:
 
 - The sampled assignment is fixed for the whole run: it is in every request, and the Validator rejects a script
-  whose attributes differ (Appendix C.1).
+  whose attributes or language differ (Appendix C.1).
+- Hard rules are hard: a drifted assignment (in a script, or in the language the Reviewer hears in a clip) and a
+  later turn without a reference to earlier media are hard violations. A review that dismisses or accepts one is
+  refused (the trace records the refusal); the run repairs it (rewrite, update plan, re-seed) or is discarded.
 - Observation apart from judgment: the Reviewer sees only the clip; the Director decides (``video_review``).
 - Deterministic checks first: the Validator (module 4 / m) runs before any semantic review (5, 6 / n).
 - Each repair returns to the stage that caused the defect: a re-seed keeps the script, a rewrite goes back to
@@ -59,7 +62,7 @@ from omnivchat.studio.engine._types import (
     Script,
     Violation,
 )
-from omnivchat.studio.engine._validator import rules_text, validate_record, validate_script
+from omnivchat.studio.engine._validator import rules_text, validate_caption, validate_record, validate_script
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -462,6 +465,8 @@ class Synthesis:
             )
             answers: list[Answer] = []
             qa_rounds = 0
+            # What was rendered against the fixed assignment: the language the Reviewer heard (hard, never waived).
+            hard = validate_caption(caption.transcript, self.job.assignment)
             while True:
                 payload = {
                     **self._base_payload(),
@@ -471,6 +476,7 @@ class Synthesis:
                     "answers": [a.model_dump(mode="json") for a in answers],
                     "earlier_reviews": reviews,
                     "qa_left": self.budgets.qa - qa_rounds,
+                    **({"violations": [v.model_dump(mode="json") for v in hard]} if hard else {}),
                 }
                 decision, raw, cost = self._review(
                     "video_review", payload, ("accept", "reseed", "rewrite", "qa", "discard"), "reseed", "video review"
@@ -496,8 +502,19 @@ class Synthesis:
                 break
             if qa_rounds == 0:
                 self._step(ids["qa"], self.agents.reviewer.name, "skip", "not requested", turn=turn, inputs={})
+            if decision.action == "accept" and hard:
+                # A random rendering defect is re-seeded; the same drift again rewrites the script (Appendix C.2.2).
+                again = any(r.get("refused") for r in reviews)
+                decision, raw = _refuse(decision, raw, hard, "rewrite" if again else "reseed")
             self._step(ids["review"], "director", decision.action, decision.reason, turn=turn, outputs=raw, cost=cost)
-            reviews.append({"render": render_no, "action": decision.action, "reason": decision.reason})
+            reviews.append(
+                {
+                    "render": render_no,
+                    "action": decision.action,
+                    "reason": decision.reason,
+                    **({"refused": raw["refused"]} if "refused" in raw else {}),
+                }
+            )
             if decision.action == "accept":
                 return clip, caption, answers
             if decision.action == "reseed":
@@ -672,6 +689,9 @@ class Synthesis:
             "revise",
             "validation verdict",
         )
+        hard = [v for v in violations if v.hard]
+        if review.action == "dismiss" and hard:
+            review, raw = _refuse(review, raw, hard, "revise")
         self._step(module, "director", review.action, review.reason, outputs=raw, cost=cost)
         return review.action == "revise"
 
@@ -815,6 +835,9 @@ class Synthesis:
                 "rewrite",
                 "prompt review",
             )
+            hard = [v for v in violations if v.hard]
+            if decision.action == "accept" and hard:  # a hard violation is never rendered: rewrite it locally
+                decision, raw = _refuse(decision, raw, hard, "rewrite")
             self._step("e", "director", decision.action, decision.reason, turn=turn, outputs=raw, cost=cost)
             if decision.action == "update_plan":
                 raise _UpdatePlan(decision.turn or turn, decision.reason)
@@ -900,6 +923,19 @@ class Synthesis:
 
 
 # ------------------------------------------------------------------------------------------- helpers
+
+
+def _refuse(
+    decision: Decision, raw: dict[str, Any], hard: Sequence[Violation], instead: Action
+) -> tuple[Decision, dict[str, Any]]:
+    """A review that waives a hard violation (dismiss, accept) is refused: the run takes ``instead``, a repair, and
+    the trace step records the review's own answer with ``refused`` beside it."""
+    listed = "; ".join(f"{v.rule}: {v.message}" for v in hard)
+    reason = (
+        f"refused {decision.action!r}: no review can waive a hard violation ({listed}), so {instead}; "
+        f"the review said: {decision.reason}"
+    )
+    return Decision(action=instead, reason=reason), {**raw, "refused": decision.action}
 
 
 def _turn_of(media_id: str) -> int:

@@ -70,7 +70,10 @@ class MediaReference(BaseModel):
 
 
 class Violation(BaseModel):
-    """One broken rule of the configuration, as the Validator reports it (module 4 / m)."""
+    """One broken rule of the configuration, as the Validator reports it (module 4 / m, and the rendered clip's
+    language at video review). A hard violation is one no review can dismiss (Appendix C.2.2): the sampled
+    assignment drifted (an attribute value, the language, the number of turns), or a later turn lacks a valid
+    reference to earlier media. It is repaired (rewrite, update plan, re-seed) or the run is discarded."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -78,6 +81,7 @@ class Violation(BaseModel):
     message: str
     turn: int | None = None
     segment: int | None = None
+    hard: bool = Field(False, description="A hard rule: no review can dismiss it; repair or discard.")
 
 
 class Clip(BaseModel):

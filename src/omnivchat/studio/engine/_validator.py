@@ -1,6 +1,9 @@
 """The Validator (paper modules 4 and m; Appendix C.2.2): deterministic checks of a script, or of an assembled
 multi-turn record, against its subcategory configuration. It returns a list of violations (empty: a pass);
-Validation Review (module 5 / n) decides in context which of them are real.
+Validation Review (module 5 / n) decides in context which of them are real, except the hard ones, which no review
+can dismiss (``Violation.hard``): the sampled assignment drifted (an attribute value, the language, the number of
+turns) or a later turn lacks a valid reference to earlier media. :func:`validate_caption` checks the rendered clip's
+language, as the Reviewer heard it, against the sampled one (hard too).
 
 The checks: speaking rate per language, duration, timeline continuity, forbidden phrases, required segment kinds,
 the completion cue, the sampled attribute values, and for multi-turn dialogues the fields required or forbidden at
@@ -48,18 +51,49 @@ def validate_script(
     """Every rule ``script`` breaks (empty: it passes). ``turn`` of ``n_turns`` gives the turn position for the
     multi-turn field rules; ``completed`` holds the media ids (``turnK.clip``...) a reference may use. Violations
     carry ``turn`` when the dialogue has more than one turn."""
-    found: list[tuple[str, str, int | None]] = []
-    found += _speaking_rate(script, config)
-    found += _duration(script, config)
-    found += _continuity(script)
-    found += _forbidden_phrases(script, config, assignment)
-    found += _required_segments(script, config)
-    found += _completion_cue(script, config)
-    found += _attributes(script, assignment)
-    found += _turn_fields(script, config, turn, n_turns)
-    found += _references(script, config, turn, completed)
+    # (found, hard): the hard checks are the fixed assignment and the cross-turn reference (Appendix C.2.2).
+    checks: list[tuple[Found, bool]] = [
+        (_speaking_rate(script, config), False),
+        (_duration(script, config), False),
+        (_continuity(script), False),
+        (_forbidden_phrases(script, config, assignment), False),
+        (_required_segments(script, config), False),
+        (_completion_cue(script, config), False),
+        (_attributes(script, assignment), True),
+        (_turn_fields(script, config, turn, n_turns), False),
+        (_reference_links(script, turn, completed), True),
+        (_reference_budget(script, config, turn), False),
+    ]
     at = turn if n_turns > 1 else None
-    return [Violation(rule=rule, message=message, turn=at, segment=segment) for rule, message, segment in found]
+    return [
+        Violation(rule=rule, message=message, turn=at, segment=segment, hard=hard)
+        for found, hard in checks
+        for rule, message, segment in found
+    ]
+
+
+def validate_caption(transcript: str, assignment: Mapping[str, str]) -> list[Violation]:
+    """The rendered clip against the sampled language: the Reviewer's transcript (what it heard the user say) in
+    another language than the sampled one is a hard violation. A transcript in no detectable language (no speech
+    heard) reports nothing: the script the clip was rendered from has passed the same check."""
+    from omnivchat.scoring.spoken import detect_language
+
+    sampled = assignment.get("language")
+    heard = detect_language(transcript)
+    if sampled is None or heard is None or heard == sampled:
+        return []
+    return [
+        Violation(
+            rule="attribute",
+            message=f"the Reviewer heard the clip's speech in {heard!r} but {sampled!r} was sampled: "
+            f"{_clip_words(transcript)!r}",
+            hard=True,
+        )
+    ]
+
+
+def _clip_words(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def validate_record(
@@ -83,15 +117,16 @@ def validate_record(
                 rule="language",
                 message=f"turn {k} is in {s.language!r} but turn 1 is in {first!r}: every turn uses one language",
                 turn=k,
+                hard=True,
             )
             for k, s in enumerate(scripts, start=1)
             if s.language != first
         ]
     wanted = assignment.get("turns")
     if wanted is not None and (not wanted.isdigit() or int(wanted) != n):
-        out.append(Violation(rule="turns", message=f"the record has {n} turn(s) but {wanted} were sampled"))
+        out.append(Violation(rule="turns", message=f"the record has {n} turn(s) but {wanted} were sampled", hard=True))
     elif n == 0:
-        out.append(Violation(rule="turns", message="the record has no turns"))
+        out.append(Violation(rule="turns", message="the record has no turns", hard=True))
     return out
 
 
@@ -415,22 +450,28 @@ def _present(value: Any) -> bool:
     return value is not None and value != "" and value != [] and value != {}
 
 
-def _references(script: Script, config: SubcategoryConfig, turn: int, completed: Collection[str]) -> Found:
+def _reference_links(script: Script, turn: int, completed: Collection[str]) -> Found:
+    """Hard: a later turn without a reference to earlier media invalidates the instance, and a reference to media
+    that are not an earlier, completed turn's is no valid reference (Appendix C.2.2)."""
     refs = script.references
-    budget = config.validator.max_references
     out: Found = []
     if turn > 1 and not refs:
         out.append(
             ("reference", f"turn {turn} uses no earlier media; every turn after the first needs a reference", None)
         )
-    if len(refs) > budget:
-        out.append(("reference", f"turn {turn} uses {len(refs)} earlier media, over the budget of {budget}", None))
     for k, ref in enumerate(refs):
         if ref.turn >= turn:
             out.append(("reference", f"references[{k}] ({ref.media_id}) is not from a turn before turn {turn}", None))
         elif ref.media_id not in completed:
             out.append(("reference", f"references[{k}] ({ref.media_id}) is not a completed turn's media", None))
     return out
+
+
+def _reference_budget(script: Script, config: SubcategoryConfig, turn: int) -> Found:
+    refs, budget = script.references, config.validator.max_references
+    if len(refs) > budget:
+        return [("reference", f"turn {turn} uses {len(refs)} earlier media, over the budget of {budget}", None)]
+    return []
 
 
 def _quoted(phrases: Sequence[str]) -> str:
