@@ -253,13 +253,10 @@ def test_a_dismissed_record_in_two_languages_updates_the_plan(tmp_path):
 
 
 def test_a_soft_violation_can_still_be_dismissed(tmp_path):
-    long_wait = (
-        lambda p: {  # noqa: E731
-            **good_script(p),
-            "duration_s": 60.0,
-            "segments": [*good_script(p)["segments"][:2], {"start": 2.5, "end": 60.0, "kind": "silence"}],
-        }
-    )
+    def long_wait(p: dict[str, Any]) -> dict[str, Any]:
+        wait = {"start": 2.5, "end": 60.0, "kind": "silence"}
+        return {**good_script(p), "duration_s": 60.0, "segments": [*good_script(p)["segments"][:2], wait]}
+
     director = dismisser(script=[long_wait])
     result = _run(tmp_path, director)
     assert result.trace.status == "accepted"
@@ -283,3 +280,119 @@ def test_violations_carry_hard_in_the_trace_and_the_review_request():
     v = Violation(rule="attribute", message="x", hard=True)
     assert json.loads(v.model_dump_json())["hard"] is True
     assert Violation(rule="duration", message="y").hard is False
+
+
+# ------------------------------------------------------------------------------------------- the offline backend
+
+
+def _offline_job(code: str, seed: int = 3) -> Any:
+    from omnivchat.studio.config import load_config
+    from omnivchat.studio.engine import Passage, plan_jobs
+
+    passages = [Passage(id=f"{lang}{i}", language=lang, text="text") for lang in ("en", "zh") for i in range(3)]
+    job = plan_jobs([load_config(code)], passages, n=1, seed=seed)[0]
+    return dataclasses.replace(job, assignment={**job.assignment, "language": "en"})
+
+
+def test_the_offline_backend_cannot_accept_a_chinese_clip_for_an_english_instance(tmp_path):
+    """The real offline agents: the template Director drafts its first script in Chinese and its validation review
+    dismisses; the procedural Renderer and the machine Reviewer run for real. The Chinese draft is never
+    rendered; the accepted clip is heard in English, as sampled."""
+    from omnivchat.studio.engine import AgentCalls, Agents, Synthesis
+    from omnivchat.studio.offline import OfflineDirector, OfflineRenderer, OfflineReviewer
+
+    class DriftsThenDismisses(OfflineDirector):
+        drafts = 0
+
+        def _script(self, payload: dict[str, Any]) -> dict[str, Any]:
+            self.drafts += 1
+            return super()._script({**payload, "language": "zh"} if self.drafts == 1 else payload)
+
+        def _validation_review(self, payload: dict[str, Any]) -> dict[str, Any]:
+            return DISMISS
+
+    renderer = OfflineRenderer()
+    calls = AgentCalls(tmp_path / "calls.sqlite", backoff_s=0)
+    agents = Agents(DriftsThenDismisses(), renderer, OfflineReviewer())
+    try:
+        result = Synthesis(_offline_job("SVMR"), agents, calls, tmp_path / "work", Budgets()).run()
+    finally:
+        calls.close()
+    assert result.trace.status == "accepted", result.trace.reason
+    review = steps(result, "5")[0]
+    assert review.decision == "revise" and review.outputs["refused"] == "dismiss"
+    assert "the script's language is 'zh' but 'en' was sampled" in review.summary
+    assert [s.decision for s in steps(result, "8")] == ["pass"]  # one render, of the English script
+    assert detect_language(result.turns[0].caption.transcript) == "en"
+    accepted_scripts_hold_the_assignment(result)
+
+
+# ------------------------------------------------------------------------------------------- the hosted backend
+
+
+def _hosted_run(tmp_path: Path, rules: Any) -> Result:
+    from omnivchat.studio.engine import AgentCalls, Agents, Synthesis
+    from omnivchat.studio.hosted._agents import AgentSpec, RouteDirector, RouteReviewer
+    from omnivchat.studio.hosted._bridge import LoopThread
+    from omnivchat.testing import LoopbackServer
+
+    loop = LoopThread()
+    try:
+        with LoopbackServer(rules=rules) as server:
+            spec = {"base_url": server.base_url, "no_key": True}
+            director = RouteDirector(AgentSpec(model="director-llm", **spec), loop)
+            reviewer = RouteReviewer(AgentSpec(model="reviewer-omni", media_input="video_url", **spec), loop)
+            calls = AgentCalls(tmp_path / "calls.sqlite", backoff_s=0)
+            try:
+                agents = Agents(director, DistinctRenderer(), reviewer)
+                return Synthesis(_job(SINGLE), agents, calls, tmp_path / "work", Budgets()).run()
+            finally:
+                calls.close()
+                director.close()
+                reviewer.close()
+    finally:
+        loop.close()
+
+
+def test_a_hosted_director_that_dismisses_a_drift_is_refused_over_http(tmp_path):
+    from .test_hosted_agents import Scripted
+
+    drift = drifted_colour({"assignment": {"language": "en", "colour": "red"}})
+    rules = Scripted({"script": [json.dumps(drift)], "validation_review": [json.dumps(DISMISS)] * 3})
+    result = _hosted_run(tmp_path, rules)
+    assert result.trace.status == "accepted", result.trace.reason
+    review = steps(result, "5")
+    assert review[0].decision == "revise" and review[0].outputs["refused"] == "dismiss"
+    # the hosted Director was shown which violations are hard, and told that it cannot dismiss them
+    sent = next(user for module, _, user in rules.seen if module == "validation_review")
+    assert '"hard": true' in sent
+    system = next(system for module, system, _ in rules.seen if module == "validation_review")
+    assert "hard" in system and "never dismiss" in system
+    accepted_scripts_hold_the_assignment(result)
+
+
+def test_a_hosted_reviewer_that_hears_chinese_makes_the_accepted_clip_re_seed_over_http(tmp_path):
+    from .test_hosted_agents import CAPTION, Scripted
+
+    class HostedHearsChinese(Scripted):
+        captions = 0
+
+        def __call__(self, body: dict[str, Any]) -> Any:
+            from omnivchat.testing import Behaviour
+
+            system = body["messages"][0]["content"]
+            system = system if isinstance(system, str) else json.dumps(system)
+            if system.startswith("You are the Reviewer") and "Answer each question" not in json.dumps(body):
+                self.captions += 1
+                if self.captions == 1:
+                    self.seen.append(("reviewer", system, ""))
+                    return Behaviour(text=json.dumps({**CAPTION, "transcript": "这个方块是什么颜色？"}))
+            return super().__call__(body)
+
+    rules = HostedHearsChinese()
+    result = _hosted_run(tmp_path, rules)
+    assert result.trace.status == "accepted", result.trace.reason
+    assert [s.decision for s in steps(result, "11")] == ["reseed", "accept"]
+    assert steps(result, "11")[0].outputs["refused"] == "accept"
+    assert result.trace.repairs == {"render": 1} and rules.captions == 2
+    assert detect_language(result.turns[0].caption.transcript) == "en"

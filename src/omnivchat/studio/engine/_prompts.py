@@ -29,7 +29,9 @@ INSTRUCTIONS: dict[str, str] = {
         "The deterministic Validator reported these violations. Some may be false in context: a forbidden word "
         "inside an unrelated compound, a device heard only as ambient sound, fast speech during an argument or an "
         "emergency. Dismiss the report only if every violation is such an exception; otherwise ask for a revision. "
-        'Answer {"action": "dismiss" or "revise", "reason": str}.'
+        'A violation marked "hard": true (the sampled attributes or language changed, a later turn without a '
+        "reference to earlier media) is never an exception: never dismiss it; the engine revises it whatever you "
+        'answer. Answer {"action": "dismiss" or "revise", "reason": str}.'
     ),
     "script_review": (
         "Does the script test the subcategory? Check that every object it relies on is present, that a false "
@@ -49,7 +51,8 @@ INSTRUCTIONS: dict[str, str] = {
         "difference alone is not a rendering defect (the Reviewer may mishear); scripted background details that "
         "are absent can be accepted if the storyline and the dialogue are intact. Accept the clip; re-seed a "
         "random rendering defect (malformed hands, a glitch); rewrite the script for a defect that repeats; ask "
-        "focused questions when the evidence is unclear (only while qa_left > 0); or discard. "
+        "focused questions when the evidence is unclear (only while qa_left > 0); or discard. A clip with a "
+        '"hard" violation (speech heard in another language than sampled) is never accepted. '
         'Answer {"action": "accept", "reseed", "rewrite", "qa" or "discard", "reason": str, '
         '"questions": [{"text": str, "about": {}}]}.'
     ),
@@ -92,6 +95,7 @@ INSTRUCTIONS: dict[str, str] = {
     "prompt_review": (
         "Check this turn's prompt and its media links before rendering, with the Validator's report. Accept it, "
         "rewrite it locally, or update the plan from the first affected turn when the plan itself is at fault. "
+        'A prompt with a violation marked "hard": true is never accepted (the engine rewrites it if you do). '
         'Answer {"action": "accept", "rewrite" or "update_plan", "reason": str, "turn": int or null}.'
     ),
     "final_reply_plan": (
