@@ -113,18 +113,41 @@ def source_label(source: str | None, sha256: str, kind: PromptKind = "system") -
     return f"user file {Path(source).name} (sha256 {sha256[:12]})"
 
 
+DEFAULT_FILES: dict[str, str] = {"system": DEFAULT_SYSTEM_PROMPT, "style": "style_judge.txt"}
+"""The shipped prompt of each kind (what a source of None means)."""
+
+
+def _shipped_text(name: str | None) -> str | None:
+    if not name:
+        return None
+    try:
+        return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
 def prompt_label(text: str, kind: PromptKind, source: str | None = None) -> str:
     """Which prompt ran, said plainly: "paper E.4 prompt" / "paper style prompt" when ``text`` is the paper's
-    (by :func:`normalised_sha256`), else "omnivchat default" ("omnivchat card" for a SocialOmni card) when
-    ``source`` is None or a shipped prompt's, else "user file NAME (sha256 <12 hex>)" (sha256 of the text as
-    read, as the run manifest records it)."""
+    (by :func:`normalised_sha256`); "omnivchat default" ("omnivchat card" for a SocialOmni card) when it is the
+    shipped prompt ``source`` names (None: the default of ``kind``); "user file NAME (sha256 <12 hex>)" for a file
+    (sha256 of the text as read, as the run manifest records it); "text given in code (sha256 ...)" for other text
+    under a shipped source (a library caller's), and "none" for an empty prompt."""
+    sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if not text.strip():
+        return "none"
     if kind in PAPER_PROMPT_SHA256 and normalised_sha256(text) == PAPER_PROMPT_SHA256[kind]:
         return PAPER_LABELS[kind]
-    return source_label(source, hashlib.sha256(text.encode("utf-8")).hexdigest(), kind)
+    if source is None or source.startswith(SHIPPED):
+        name = source[len(SHIPPED) :] if source else DEFAULT_FILES.get(kind)
+        if kind == "card" or _shipped_text(name) == text:
+            return source_label(source, sha, kind)
+        return f"text given in code (sha256 {sha[:12]})"
+    return source_label(source, sha, kind)
 
 
 __all__ = [
     "DEFAULT_CARD_LABEL",
+    "DEFAULT_FILES",
     "DEFAULT_LABEL",
     "DEFAULT_SYSTEM_PROMPT",
     "PAPER_LABELS",
