@@ -160,7 +160,7 @@ def _socialomni_status(run_dir: Path, manifest: SocialOmniManifest) -> RunStatus
         limit=manifest.limit,
         tasks=per_task,
         # a manifest written before labels were recorded has the cards' hashes only
-        prompts={t: manifest.prompt_labels.get(t) or f"not recorded (sha256 {h[:12]})" for t, h in cards},
+        prompts={t: (manifest.prompt_labels or {}).get(t) or f"not recorded (sha256 {h[:12]})" for t, h in cards},
         **_attempts(counts),
     )
 

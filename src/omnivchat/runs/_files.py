@@ -93,7 +93,7 @@ class RunManifest(Manifest):
     benchmark: str | None = NATIVE_BENCHMARK
     bench: BenchIdentity
     prompts: dict[str, PromptRecord] = Field(default_factory=dict, description="'system' -> the system prompt.")
-    prompt_labels: dict[str, str] = Field(default_factory=dict)
+    prompt_labels: dict[str, str] | None = None
     """'system' -> which prompt ran, said plainly (omnivchat.prompts.prompt_label); older manifests have none."""
     route: RouteIdentity
     sampling: dict[str, Any] = Field(default_factory=dict)
@@ -102,10 +102,12 @@ class RunManifest(Manifest):
     simulated: bool = False
     package: PackageRecord | None = None
 
+    omit_when_none = ("benchmark", "prompt_labels")
+
     def prompt_label(self, kind: str = "system") -> str | None:
         """Which prompt of ``kind`` ran: the recorded label, else (a manifest written before labels were recorded)
         omnivchat's default or the user file named by its source; None when the run recorded no such prompt."""
-        if kind in self.prompt_labels:
+        if self.prompt_labels and kind in self.prompt_labels:
             return self.prompt_labels[kind]
         record = self.prompts.get(kind)
         return source_label(record.source, record.sha256) if record is not None else None
@@ -125,7 +127,7 @@ class SocialOmniManifest(Manifest):
     source_media_sha256: dict[str, str] | None = None
     """``<task>-<id>`` -> sha256 of each declared item's clip: the run's item list (None: an unusable manifest)."""
     prompts: dict[str, str] = Field(default_factory=dict, description="Prompt card hashes by task.")
-    prompt_labels: dict[str, str] = Field(default_factory=dict)
+    prompt_labels: dict[str, str] | None = None
     """Task -> which prompt card ran, said plainly ("omnivchat card", or the user file); older manifests have none."""
     max_tokens: int | None = None
     prefix_encoding: dict[str, Any] = Field(default_factory=dict)
@@ -136,7 +138,7 @@ class SocialOmniManifest(Manifest):
     condition: str | None = None
     """An ablation condition (absent: the clips as they are)."""
 
-    omit_when_none = ("benchmark", "condition")
+    omit_when_none = ("benchmark", "condition", "prompt_labels")
 
 
 class SocialOmniJudgingManifest(Manifest):
