@@ -40,7 +40,11 @@ def judge_command(
     ] = None,
     prompt: Annotated[Path | None, typer.Option("--prompt", help="Replace the judge's prompt.")] = None,
     style_prompt: Annotated[
-        Path | None, typer.Option("--style-prompt", help="Replace the style judge's prompt.")
+        Path | None,
+        typer.Option(
+            "--style-prompt",
+            help="Style-judge system prompt file (e.g. the paper's E.4 style prompt, recognised and labelled so).",
+        ),
     ] = None,
     style_judge: Annotated[str | None, typer.Option("--style-judge", help="Judge that also grades style.")] = None,
     aliases: Annotated[

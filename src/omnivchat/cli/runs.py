@@ -65,7 +65,10 @@ def eval_command(
     system_prompt: Annotated[
         Path | None,
         typer.Option(
-            "--system-prompt", "--prompts", help="The benchmark's prompt file: a system prompt, or prompt cards."
+            "--system-prompt",
+            "--prompts",
+            help="The benchmark's prompt file: a system prompt (e.g. the paper's E.4 prompt, recognised and "
+            "labelled so), or prompt cards.",
         ),
     ] = None,
     concurrency: Annotated[int | None, typer.Option("--concurrency", min=1, help="Requests in flight at most.")] = None,
