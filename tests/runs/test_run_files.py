@@ -5,6 +5,7 @@ file is one line naming it."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -129,6 +130,8 @@ def test_the_manifest_model_writes_the_json_the_dict_version_wrote(small_bench: 
     old = legacy_manifest(
         small_bench, small_bench.instances, route, "Be brief.", "test", sampling, "video_only:mute", extra
     )
+    # the one field added since: which prompt ran, said plainly (a manifest without it still loads and resumes)
+    old["prompt_labels"] = {"system": "user file test (sha256 " + hashlib.sha256(b"Be brief.").hexdigest()[:12] + ")"}
     assert isinstance(typed, RunManifest) and typed.dump() == old  # field order aside
     assert typed.value("ablation") == {"self_check": "ran"}  # a caller's field, kept as given
     write_or_check_manifest(tmp_path / "run", typed)

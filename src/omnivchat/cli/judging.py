@@ -40,7 +40,11 @@ def judge_command(
     ] = None,
     prompt: Annotated[Path | None, typer.Option("--prompt", help="Replace the judge's prompt.")] = None,
     style_prompt: Annotated[
-        Path | None, typer.Option("--style-prompt", help="Replace the style judge's prompt.")
+        Path | None,
+        typer.Option(
+            "--style-prompt",
+            help="Style-judge system prompt file (e.g. the paper's E.4 style prompt, recognised and labelled so).",
+        ),
     ] = None,
     style_judge: Annotated[str | None, typer.Option("--style-judge", help="Judge that also grades style.")] = None,
     aliases: Annotated[
@@ -162,7 +166,7 @@ def score_run(
 
     Items are counted against the bench: a run with items that have no reply is incomplete, which ends the
     command with status 1 unless ``allow_incomplete`` (scores.json is written either way, marked incomplete)."""
-    from omnivchat.judges import RULE_JUDGE, collect_scores, load_judges, run_bench, write_scores
+    from omnivchat.judges import RULE_JUDGE, collect_scores, load_judges, prompt_labels, run_bench, write_scores
     from omnivchat.scoring import table1_row
 
     if aggregate not in ("mean", "majority"):
@@ -177,6 +181,10 @@ def score_run(
     row = table1_row([i.scored_reply() for i in items], style_graded=style_judge is not None)
     title = f"Table 1 row: {the_bench.info.name}, panel {'+'.join(members)} ({aggregate})"
     values = print_table1(row, title)
+    labels = prompt_labels(run_dir, style_judge)  # omnivchat's own prompts are not the paper's protocol: say which ran
+    if labels:
+        shown = "; ".join(f"{kind} prompt: {label}" for kind, label in labels.items())
+        console.print(f"prompts: {shown}", markup=False, highlight=False)
     try:
         written = write_scores(run_dir, the_bench, items, row, members, aggregate, style_judge)
         console.print(f"wrote {written}")

@@ -65,7 +65,10 @@ def eval_command(
     system_prompt: Annotated[
         Path | None,
         typer.Option(
-            "--system-prompt", "--prompts", help="The benchmark's prompt file: a system prompt, or prompt cards."
+            "--system-prompt",
+            "--prompts",
+            help="The benchmark's prompt file: a system prompt (e.g. the paper's E.4 prompt, recognised and "
+            "labelled so), or prompt cards.",
         ),
     ] = None,
     concurrency: Annotated[int | None, typer.Option("--concurrency", min=1, help="Requests in flight at most.")] = None,
@@ -229,10 +232,10 @@ def print_cost(summary: RunSummary, what: str = "items") -> None:
 
 @runs_app.command("show")
 def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]) -> None:
-    """Counts by status and failure kind, attempts, tokens, and the cost (in all and per kind of request, from each
-    attempt's usage at the model's price; attempts of unknown cost counted apart: docs/costs.md); attempts
-    and failures per replica of a replica set; the model names and system fingerprints the servers reported, with a
-    warning when they changed during the run.
+    """Which prompts ran (omnivchat's default, the paper's, or a user file), counts by status and failure kind,
+    attempts, tokens, and the cost (in all and per kind of request, from each attempt's usage at the model's price;
+    attempts of unknown cost counted apart: docs/costs.md); attempts and failures per replica of a replica set;
+    the model names and system fingerprints the servers reported, with a warning when they changed during the run.
 
     Reads any run directory (an omnivchat run, a SocialOmni run or its judging directory) without changing it:
     while it is being written (the writer's pid is shown), and on read-only storage.
@@ -269,6 +272,9 @@ def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]
             if counts is None
             else [tuple(str(n) for n in (counts.declared, counts.done, counts.failed, counts.not_run))]
         )
+    if status.prompts:  # which prompt ran: omnivchat's own is not the paper's protocol
+        shown_prompts = "; ".join(f"{kind} {label}" for kind, label in status.prompts.items())
+        console.print(f"Prompts: {shown_prompts}", markup=False, highlight=False)
     attempts = dict(status.attempts)
     if status.writer is not None:
         writer = status.writer.describe()

@@ -40,7 +40,13 @@ from omnivchat.judges._run import (
     panel_hits_majority,
     run_bench,
 )
-from omnivchat.judges._scores import item_records, write_benchmark_scores, write_scores, write_scores_file
+from omnivchat.judges._scores import (
+    item_records,
+    prompt_labels,
+    write_benchmark_scores,
+    write_scores,
+    write_scores_file,
+)
 from omnivchat.judges._verdict import parse_verdict
 
 __all__ = [
@@ -91,6 +97,7 @@ __all__ = [
     "panel_hits_majority",
     "parse_verdict",
     "perturb",
+    "prompt_labels",
     "read_scores",
     "render_agreement",
     "response_format",

@@ -83,6 +83,9 @@ class NativeScores(FileModel):
     panel: list[str] = Field(default_factory=list)
     aggregate: str = "mean"
     style_judge: str | None = None
+    prompts: dict[str, str] = Field(default_factory=dict)
+    """Which prompts ran, said plainly: ``system`` (the model's: "omnivchat default", "paper E.4 prompt" or "user
+    file NAME (sha256 ...)") and ``style`` (the style judge's) when style was graded; {} in older files."""
     complete: bool = True
     """Every bench item has a reply (derived from the failed requests in a file written before it was recorded)."""
     incomplete: str | None = None

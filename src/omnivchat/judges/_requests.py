@@ -6,7 +6,7 @@ from pathlib import Path
 
 from omnivchat.bench import Instance
 from omnivchat.judges._config import JudgeSpec
-from omnivchat.prompts import load_prompt
+from omnivchat.prompts import load_prompt, prompt_label
 from omnivchat.routes import ChatRequest, Sampling
 
 STYLE_REQUIREMENTS = 7
@@ -42,6 +42,8 @@ class JudgePrompts:
         self.rubric_user = load_prompt(None, "rubric_judge_user.txt")[0]
         self.style_system, self.style_label = load_prompt(style, "style_judge.txt")
         self.style_user = load_prompt(None, "style_judge_user.txt")[0]
+        # which style prompt runs, said plainly: omnivchat's default, the paper's (by hash), or the user file
+        self.style_prompt = prompt_label(self.style_system, "style", self.style_label)
 
 
 def _sampling(spec: JudgeSpec) -> Sampling:

@@ -114,6 +114,27 @@ def candidate_outcomes(store: RunStore) -> dict[str, tuple[str | None, str]]:
     return outcomes
 
 
+STYLE_PROMPT_LABEL = "style_prompt"
+"""The key of a judge's entry in RUN/judges.json that says which style prompt it was given (prompt_label)."""
+
+
+def style_prompt_label(run_dir: Path, style_judge: str | None) -> str | None:
+    """Which style prompt the style judge of a run was given, from RUN/judges.json: its label, "not recorded
+    (sha256 ...)" for a judge recorded before labels were kept, None when no judge grades style (or none is
+    recorded: the rule judge has no prompt)."""
+    path = Path(run_dir) / JUDGES_FILE
+    if style_judge is None or not path.is_file():
+        return None
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8")).get(style_judge)
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(entry, dict):
+        return None
+    label = entry.get(STYLE_PROMPT_LABEL)
+    return str(label) if label else f"not recorded (sha256 {str(entry.get('style_prompt_sha256', '?'))[:12]})"
+
+
 def _record_identities(run_dir: Path, specs: list[JudgeSpec], prompts: JudgePrompts) -> None:
     """Refuse a judge name that already graded this run with other settings or prompts."""
     path = Path(run_dir) / JUDGES_FILE
@@ -124,13 +145,15 @@ def _record_identities(run_dir: Path, specs: list[JudgeSpec], prompts: JudgeProm
             "rubric_prompt_sha256": sha256_text(prompts.rubric_system + prompts.rubric_user),
             "style_prompt_sha256": sha256_text(prompts.style_system + prompts.style_user),
         }
-        if spec.name in known and known[spec.name] != identity:
-            changed = sorted(k for k in identity if known[spec.name].get(k) != identity[k])
+        # compared without the label, which follows from the hash (a file written before labels were kept resumes)
+        stored = {k: v for k, v in known.get(spec.name, {}).items() if k != STYLE_PROMPT_LABEL}
+        if spec.name in known and stored != identity:
+            changed = sorted(k for k in identity if stored.get(k) != identity[k])
             raise RunError(
                 f"judge {spec.name!r} already graded {run_dir} with other settings ({', '.join(changed)}); "
                 "give the new settings another judge name"
             )
-        known[spec.name] = identity
+        known[spec.name] = {**identity, STYLE_PROMPT_LABEL: prompts.style_prompt}
     path.write_text(json.dumps(known, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 

@@ -15,7 +15,7 @@ from omnivchat.judges._files import (
     ScoreRecord,
     Scores,
 )
-from omnivchat.judges._run import ItemScore
+from omnivchat.judges._run import ItemScore, style_prompt_label
 from omnivchat.runs import Manifest, load_manifest, read_manifest
 from omnivchat.scoring import Table1Row, is_empty_reply
 
@@ -37,6 +37,19 @@ def item_records(items: list[ItemScore]) -> list[ScoreRecord]:
         )
         for i in items
     ]
+
+
+def prompt_labels(run_dir: Path, style_judge: str | None) -> dict[str, str]:
+    """Which prompts made a native run's scores, said plainly (omnivchat.prompts.prompt_label): ``system`` (the
+    model's, from the run's manifest) and ``style`` (the style judge's, from RUN/judges.json) when style is graded."""
+    labels: dict[str, str] = {}
+    system = load_manifest(run_dir).prompt_label("system")
+    if system is not None:
+        labels["system"] = system
+    style = style_prompt_label(run_dir, style_judge)
+    if style is not None:
+        labels["style"] = style
+    return labels
 
 
 def write_scores_file(
@@ -63,6 +76,7 @@ def write_scores_file(
             "panel": panel,
             "aggregate": aggregate,
             "style_judge": style_judge,
+            "prompts": prompt_labels(run_dir, style_judge),
             "complete": complete,
             "incomplete": incomplete,
             "table1": table1,

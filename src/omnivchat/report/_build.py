@@ -132,6 +132,7 @@ def _table1(runs: list[ScoredRun], output: Path, base: Path) -> dict[str, Any]:
                 "simulated": run.simulated,
                 "bench": run.bench,
                 "panel": "+".join(run.scores.panel) or "—",
+                "prompts": run.prompts,
                 "cells": [
                     num(getattr(t1, c), f, f"table1.{c}", NULL_REASONS.get(c, f"no data: no scored {c} item"))
                     for c in TABLE1_COLUMNS

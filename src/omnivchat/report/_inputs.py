@@ -166,6 +166,15 @@ class ScoredRun:
         return native.package.version if native is not None and native.package is not None else None
 
     @property
+    def prompts(self) -> dict[str, str]:
+        """Which prompts ran, said plainly: scores.json's, else (an older file) the manifest's system prompt."""
+        if self.scores.prompts:
+            return self.scores.prompts
+        native = self._native
+        system = native.prompt_label("system") if native is not None else None
+        return {"system": system} if system is not None else {}
+
+    @property
     def table1(self) -> Table1Row:
         return self.scores.table1
 

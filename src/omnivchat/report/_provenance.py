@@ -60,7 +60,8 @@ def provenance_warnings(runs: Sequence[ScoredRun]) -> list[str]:
     for run in runs:
         if isinstance(run.manifest, RunManifest) and "system" in run.manifest.prompts:
             record = run.manifest.prompts["system"]
-            prompts.setdefault(f"{record.sha256[:12]} ({record.source})", []).append(run.label or str(run.dir))
+            label = run.manifest.prompt_label("system")
+            prompts.setdefault(f"{record.sha256[:12]} ({label})", []).append(run.label or str(run.dir))
     if len(prompts) > 1:
         listed = "; ".join(f"{prompt}: {', '.join(names)}" for prompt, names in prompts.items())
         warnings.append(f"the runs compared used different system prompts ({listed})")

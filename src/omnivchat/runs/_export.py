@@ -108,6 +108,12 @@ def _attempts(counts: dict[str, Any]) -> dict[str, Any]:
     return {k: counts[k] for k in ("attempts", "attempt_failures", "tokens")}
 
 
+def _prompt_labels(manifest: RunManifest) -> dict[str, str]:
+    """Which prompts a native run used, said plainly (its system prompt)."""
+    label = manifest.prompt_label("system")
+    return {"system": label} if label is not None else {}
+
+
 def _native_status(manifest: RunManifest, store: RunStore) -> RunStatus:
     counts = {**store.counts(), "cost": tally(store.cost_rows())}
     items = store.items(CANDIDATE)
@@ -125,6 +131,7 @@ def _native_status(manifest: RunManifest, store: RunStore) -> RunStatus:
         bench=f"{manifest.bench.name} v{manifest.bench.version}",
         instances=ItemCounts(declared=expected, done=done, failed=failed, not_run=expected - len(items)),
         failure_kinds=counts["failure_kinds"],
+        prompts=_prompt_labels(manifest),
         **_attempts(counts),
     )
 
@@ -141,6 +148,7 @@ def _socialomni_status(run_dir: Path, manifest: SocialOmniManifest) -> RunStatus
         failed = sum(1 for i, status in stored["ids"].items() if status == "failed" and i in ids)
         per_task[task] = ItemCounts(declared=len(ids), done=done, failed=failed, not_run=len(ids) - done - failed)
     route = manifest.route.get("route", "?")
+    cards = manifest.prompts.items()
     return RunStatus(
         protocol=SOCIALOMNI_PROTOCOL,
         benchmark=manifest.benchmark,
@@ -151,6 +159,8 @@ def _socialomni_status(run_dir: Path, manifest: SocialOmniManifest) -> RunStatus
         condition=manifest.condition or "both",
         limit=manifest.limit,
         tasks=per_task,
+        # a manifest written before labels were recorded has the cards' hashes only
+        prompts={t: (manifest.prompt_labels or {}).get(t) or f"not recorded (sha256 {h[:12]})" for t, h in cards},
         **_attempts(counts),
     )
 
@@ -237,6 +247,7 @@ def export_run(run_dir: Path, *, allow_incomplete: bool = False) -> NativeExport
     return NativeExport(
         status="complete" if complete else "incomplete",
         simulated=manifest.simulated,
+        prompts=_prompt_labels(manifest),
         manifest={**{k: v for k, v in shared.items() if k != "route"}, "route": route},
         counts=ExportCounts(
             instances=counts.declared,

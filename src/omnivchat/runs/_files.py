@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnivchat._canonical import sha256_json
 from omnivchat._files import FileModel, read_model, validate_file
+from omnivchat.prompts import source_label
 from omnivchat.runs._cost import CostTotals, RunCost
 from omnivchat.runs._errors import RunError
 from omnivchat.runs._lock import LockHolder
@@ -92,12 +93,24 @@ class RunManifest(Manifest):
     benchmark: str | None = NATIVE_BENCHMARK
     bench: BenchIdentity
     prompts: dict[str, PromptRecord] = Field(default_factory=dict, description="'system' -> the system prompt.")
+    prompt_labels: dict[str, str] | None = None
+    """'system' -> which prompt ran, said plainly (omnivchat.prompts.prompt_label); older manifests have none."""
     route: RouteIdentity
     sampling: dict[str, Any] = Field(default_factory=dict)
     condition: str = "both"
     """The ablation condition the clips were sent under (``both``: as they are)."""
     simulated: bool = False
     package: PackageRecord | None = None
+
+    omit_when_none = ("benchmark", "prompt_labels")
+
+    def prompt_label(self, kind: str = "system") -> str | None:
+        """Which prompt of ``kind`` ran: the recorded label, else (a manifest written before labels were recorded)
+        omnivchat's default or the user file named by its source; None when the run recorded no such prompt."""
+        if self.prompt_labels and kind in self.prompt_labels:
+            return self.prompt_labels[kind]
+        record = self.prompts.get(kind)
+        return source_label(record.source, record.sha256) if record is not None else None
 
 
 class SocialOmniManifest(Manifest):
@@ -114,6 +127,8 @@ class SocialOmniManifest(Manifest):
     source_media_sha256: dict[str, str] | None = None
     """``<task>-<id>`` -> sha256 of each declared item's clip: the run's item list (None: an unusable manifest)."""
     prompts: dict[str, str] = Field(default_factory=dict, description="Prompt card hashes by task.")
+    prompt_labels: dict[str, str] | None = None
+    """Task -> which prompt card ran, said plainly ("omnivchat card", or the user file); older manifests have none."""
     max_tokens: int | None = None
     prefix_encoding: dict[str, Any] = Field(default_factory=dict)
     who_cutoff_rule: str | None = None
@@ -123,7 +138,7 @@ class SocialOmniManifest(Manifest):
     condition: str | None = None
     """An ablation condition (absent: the clips as they are)."""
 
-    omit_when_none = ("benchmark", "condition")
+    omit_when_none = ("benchmark", "condition", "prompt_labels")
 
 
 class SocialOmniJudgingManifest(Manifest):
@@ -242,6 +257,9 @@ class RunStatus(BaseModel):
     bench: str | None = Field(default=None, description="A native run's bench: 'name vVERSION'.")
     instances: ItemCounts | None = Field(default=None, description="A native run's bench instances, counted.")
     failure_kinds: dict[str, int] = Field(default_factory=dict, description="Failed items by failure kind.")
+    prompts: dict[str, str] = Field(
+        default_factory=dict, description="Which prompts ran, said plainly: 'system', or each task's card."
+    )
     tasks: dict[str, ItemCounts] | None = Field(default=None, description="Per task: its items, counted.")
     limit: int | None = Field(default=None, description="The declared --limit of a run with tasks.")
     panel: str | None = Field(default=None, description="A judging directory's panel.")
@@ -324,6 +342,7 @@ class NativeExport(ExportFile):
 
     schema_: str = Field(EXPORT_SCHEMA, alias="schema")
     simulated: bool = False
+    prompts: dict[str, str] = Field(default_factory=dict, description="'system' -> which prompt ran, said plainly.")
     manifest: dict[str, Any] = Field(default_factory=dict, description="The run's manifest, shareable.")
     counts: ExportCounts
     records: list[NativeRecord] = Field(default_factory=list)

@@ -20,6 +20,7 @@ from omnivchat._canonical import sha256_file, sha256_json, sha256_text
 from omnivchat._files import loads_json, read_text, write_text_atomic
 from omnivchat.bench import Bench, Instance
 from omnivchat.errors import OmnivchatError
+from omnivchat.prompts import prompt_label
 from omnivchat.routes import Route
 from omnivchat.runs._files import (
     MANIFEST_FILE,
@@ -38,8 +39,10 @@ _HASHED_PACKAGES = ("bench", "media", "routes", "runs", "prompts")
 # Manifest fields that record which code made a run; a change in them warns instead of refusing.
 CODE_FIELDS = ("package", "harness_sha256")
 # Manifest fields recorded for information only, never compared: where the run was served (a replica set). A run
-# resumed on other servers is the same run (the served models and fingerprints are kept per result instead).
-RECORD_FIELDS = ("replicas",)
+# resumed on other servers is the same run (the served models and fingerprints are kept per result instead). The
+# prompts' labels follow from their hashes and sources, which are compared: a run made before labels were recorded
+# resumes.
+RECORD_FIELDS = ("replicas", "prompt_labels")
 
 
 class ManifestMismatch(OmnivchatError, RuntimeError):
@@ -107,6 +110,7 @@ def build_manifest(
         "benchmark": NATIVE_BENCHMARK,
         "bench": bench_identity(bench, instances),
         "prompts": {"system": PromptRecord(sha256=sha256_text(system_prompt), source=system_prompt_label)},
+        "prompt_labels": {"system": prompt_label(system_prompt, "system", system_prompt_label)},
         "route": route_identity(route),
         "sampling": sampling,
         "condition": condition,

@@ -2,7 +2,9 @@
 
 The release fixes its own wording; omnivchat ships its own default cards (``cards/{who,when,how}.txt``, written
 from the protocol's description) and loads the official ones from a JSON file ``{"who", "when", "how"}``. The
-run manifest records each card's sha256, so runs with different cards never mix.
+run manifest records each card's sha256, so runs with different cards never mix, and its label ("omnivchat card",
+or "user file NAME (sha256 ...)"). The official cards are not recognised by hash: their text is not in the sources
+this project was built from (the release's paper appendix A.10 is stored as binary).
 
 Request texts (no transcript, no reference, no system prompt; the clip goes first in the same user message):
 
@@ -21,6 +23,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from omnivchat.prompts import SHIPPED, prompt_label
 from omnivchat.socialomni._data import SocialOmniError, WhenItem, WhoItem
 
 TASKS = ("who", "when", "how")
@@ -42,6 +45,9 @@ class PromptCards(BaseModel):
     """When: as an external observer, should ``{target}`` begin a substantive turn now? A = YES, B = NO."""
     how: str
     """How: write only the target participant's next utterance."""
+    origin: str | None = None
+    """Where the cards come from: ``omnivchat:socialomni/cards`` (omnivchat's own), the JSON file they were read
+    from, or None (built in code)."""
 
     @field_validator("who", "when", "how")
     @classmethod
@@ -66,12 +72,18 @@ class PromptCards(BaseModel):
         """sha256 hex digest of each card's UTF-8 text, by task."""
         return {task: hashlib.sha256(getattr(self, task).encode("utf-8")).hexdigest() for task in TASKS}
 
+    def labels(self) -> dict[str, str]:
+        """Which card ran, said plainly, by task: "omnivchat card" or "user file NAME (sha256 <12 hex>)"."""
+        if self.origin is None:
+            return {task: f"cards built in code (sha256 {sha[:12]})" for task, sha in self.hashes().items()}
+        return {task: prompt_label(getattr(self, task), "card", self.origin) for task in TASKS}
+
 
 def default_cards() -> PromptCards:
     """omnivchat's own cards, ``cards/<task>.txt`` (the file's final newline is not part of the card)."""
     folder = resources.files(__package__).joinpath("cards")
     texts = {task: folder.joinpath(f"{task}.txt").read_text(encoding="utf-8").rstrip("\n") for task in TASKS}
-    return PromptCards(**texts)
+    return PromptCards(**texts, origin=f"{SHIPPED}socialomni/cards")
 
 
 def load_cards(path: Path | None) -> PromptCards:
@@ -93,7 +105,7 @@ def load_cards(path: Path | None) -> PromptCards:
         keys = sorted(data) if isinstance(data, dict) else type(data).__name__
         raise SocialOmniError(f"{path}: expected an object with exactly the keys who, when, how; found {keys}")
     try:
-        return PromptCards(**data)
+        return PromptCards(**data, origin=str(path))
     except ValidationError as err:
         details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
         raise SocialOmniError(f"{path}: invalid prompt cards ({details})") from None

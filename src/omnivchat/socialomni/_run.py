@@ -236,6 +236,7 @@ def run_manifest(
         },
         "source_media_sha256": {_label(t, i.id): file_sha256(i.video) for t in tasks for i in items_by_task[t]},
         "prompts": cards.hashes(),
+        "prompt_labels": cards.labels(),
         **generation,  # the sampling the run fixes (temperature, top_p): kept as written, among the extra fields
         "max_tokens": max_tokens,
         "prefix_encoding": PREFIX_ENCODING,
