@@ -58,6 +58,7 @@ def test_a_second_server_on_the_same_bench_is_refused_naming_the_first(small_ben
         _end(first, signal.SIGINT)
     with InspectServer(small_bench.root, port=0) as after:  # the first stopped: its lock went with it
         assert json.loads((small_bench.root / LOCK_FILE).read_text())["url"] == after.url
+    assert not (small_bench.root / LOCK_FILE).exists()  # a server that stops leaves no lock file in the bench
 
 
 def test_a_second_server_in_the_same_process_is_refused(small_bench: Bench) -> None:

@@ -3,7 +3,8 @@
 Two pages on one bench would each show decisions the other does not (one of them stale), so a second server is
 refused, and the message names the first. The lock is an advisory ``flock`` on the file, taken before the socket
 is bound; the operating system drops it when the server's process ends in any way (SIGKILL included), so a lock
-file left behind by a dead server holds no lock and the next server takes it over. Where ``fcntl`` is missing
+file left behind by a dead server holds no lock and the next server takes it over. A server that stops removes
+the file. Where ``fcntl`` is missing
 (Windows, not a target) the pid in the file is checked instead: a dead pid's lock is taken over.
 """
 
@@ -79,17 +80,25 @@ class ServerLock:
         self._fd: int | None = None
 
     def acquire(self) -> ServerLock:
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-        except OSError as err:
-            raise InspectLocked(f"{self.path}: cannot open the inspection lock ({err.strerror})") from None
-        if fcntl is not None:
+        while True:
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+            except OSError as err:
+                raise InspectError(f"{self.path}: cannot open the inspection lock ({err.strerror})") from None
+            if fcntl is None:
+                break
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
                 raise self._refusal() from None
-        else:
+            try:  # a server stopping removes the file: the lock must be on the file that is there now
+                if os.path.samestat(os.fstat(fd), os.stat(self.path)):
+                    break
+            except FileNotFoundError:
+                pass
+            os.close(fd)
+        if fcntl is None:
             holder = read_holder(self.bench_dir)
             if holder is not None and holder.pid is not None and holder.pid != os.getpid() and _alive(holder.pid):
                 os.close(fd)
@@ -116,11 +125,15 @@ class ServerLock:
         os.pwrite(self._fd, line.encode(), 0)
 
     def release(self) -> None:
-        """Empty the record and drop the lock (the file stays: removing it could race a server taking it)."""
+        """Remove the lock file and drop the lock (a server that opened the old file meanwhile sees it gone and
+        opens the path anew, see :meth:`acquire`)."""
         if self._fd is None:
             return
         fd, self._fd = self._fd, None
         try:
-            os.ftruncate(fd, 0)
+            if os.path.samestat(os.fstat(fd), os.stat(self.path)):
+                self.path.unlink()
+        except OSError:
+            pass  # gone already, or not ours: nothing to remove
         finally:
             os.close(fd)  # drops the flock
