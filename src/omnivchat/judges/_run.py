@@ -104,15 +104,19 @@ def run_bench(run_dir: Path, bench_dir: Path | None, *, delivered_only: bool = F
             raise RunError(f"{run_dir}: no bench recorded; pass --bench")
         bench_dir = Path(json.loads(lines[-1])["bench"])
     bench = load_bench(bench_dir)
-    expected = load_manifest(run_dir).bench.instances_sha256
-    if _instances_sha256(bench.instances) == expected:
+    identity = load_manifest(run_dir).bench
+    expected = identity.instances_sha256
+    if _instances_sha256([_row(i) for i in bench.instances]) == expected:
         return replace(bench, rejected={})  # nothing the run holds was rejected since
     history = inspection_history(bench_dir)
     if history:
         everything = load_bench(bench_dir, include_rejected=True)
+        rows = {i.id: _row(i) for i in everything.instances}
         for rejected in rejected_over_time(history):
             ran = [i for i in everything.instances if i.id not in rejected]
-            if _instances_sha256(ran) == expected:
+            if len(ran) != identity.n_instances:  # cheap: most of a long history is passed over here
+                continue
+            if _instances_sha256([rows[i.id] for i in ran]) == expected:
                 since = {i.id: everything.rejected[i.id] for i in ran if i.id in everything.rejected}
                 kept = [i for i in ran if i.id not in since] if delivered_only else ran
                 return replace(everything, instances=kept, rejected=since)
@@ -123,10 +127,14 @@ def run_bench(run_dir: Path, bench_dir: Path | None, *, delivered_only: bool = F
     raise RunError(f"{bench_dir} is not the bench {run_dir} was run on (instances differ)")
 
 
-def _instances_sha256(instances: list[Instance]) -> str:
-    """The run manifest's ``bench.instances_sha256`` of these instances (see ``bench_identity``), without hashing
-    their clips."""
-    return sha256_json([json.loads(i.model_dump_json()) for i in instances])
+def _row(instance: Instance) -> Any:
+    return json.loads(instance.model_dump_json())
+
+
+def _instances_sha256(rows: list[Any]) -> str:
+    """The run manifest's ``bench.instances_sha256`` of these instances' rows (see ``bench_identity``), without
+    hashing their clips."""
+    return sha256_json(rows)
 
 
 def candidate_replies(store: RunStore) -> dict[str, str | None]:
