@@ -436,8 +436,12 @@ def test_only_loopback_and_clear_errors(small_bench: Bench, tmp_path: Path) -> N
     (tmp_path / "empty").mkdir()
     with pytest.raises(InspectError, match="not a bench directory"):
         InspectServer(tmp_path / "empty", port=0)
+    other = tmp_path / "other"
+    shutil.copytree(small_bench.root, other)
     with InspectServer(small_bench.root, port=0) as running, pytest.raises(InspectError, match="in use"):
-        InspectServer(small_bench.root, port=running.port)
+        InspectServer(other, port=running.port)
+    with InspectServer(other, port=0):  # the refusal left no lock behind
+        pass
 
 
 def test_cli_errors_are_one_line(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Benchmark data model, taxonomy and bench directories."""
 
 from omnivchat.bench._hits import HitsError, HitsRecord, load_hits
-from omnivchat.bench._inspection import INSPECTION_FILE, InspectionDecision
+from omnivchat.bench._inspection import INSPECTION_FILE, InspectionDecision, rejected_over_time
 from omnivchat.bench._io import (
     BENCH_FILE,
     INSTANCES_FILE,
@@ -10,6 +10,7 @@ from omnivchat.bench._io import (
     BenchInfo,
     MediaCheck,
     inspection_decisions,
+    inspection_history,
     load_bench,
     save_bench,
 )
@@ -48,8 +49,10 @@ __all__ = [
     "Subcategory",
     "Turn",
     "inspection_decisions",
+    "inspection_history",
     "load_bench",
     "load_hits",
+    "rejected_over_time",
     "resolve_subcategory",
     "save_bench",
 ]

@@ -48,15 +48,35 @@ class InspectionDecision(BaseModel):
 def read_decisions(root: Path, problems: list[str]) -> dict[str, InspectionDecision]:
     """The latest decision per id in ``root/inspection.jsonl`` (empty when there is no file); every line that
     cannot be read is appended to ``problems`` as ``inspection.jsonl:<line>: <what>``."""
+    latest: dict[str, InspectionDecision] = {}
+    for decision in read_history(root, problems):
+        latest.pop(decision.id, None)  # re-insert: the dict keeps the order of the latest decisions
+        latest[decision.id] = decision
+    return latest
+
+
+def rejected_over_time(history: list[InspectionDecision]) -> list[frozenset[str]]:
+    """The ids rejected after each decision of the history, latest first, each set once, the empty set (before
+    any decision) last: the delivered sets the bench has had, for finding the one a run was made on."""
+    states: list[frozenset[str]] = [frozenset()]
+    rejected: set[str] = set()
+    for decision in history:
+        (rejected.add if decision.decision == "reject" else rejected.discard)(decision.id)
+        states.append(frozenset(rejected))
+    return list(dict.fromkeys(reversed(states)))
+
+
+def read_history(root: Path, problems: list[str]) -> list[InspectionDecision]:
+    """Every decision in ``root/inspection.jsonl``, in the order they were made (see :func:`read_decisions`)."""
     path = root / INSPECTION_FILE
     if not path.exists():
-        return {}
+        return []
     try:
         data = path.read_bytes()
     except OSError as err:
         problems.append(f"{INSPECTION_FILE}: cannot read ({err.strerror})")
-        return {}
-    latest: dict[str, InspectionDecision] = {}
+        return []
+    history: list[InspectionDecision] = []
     for number, line in decode_lines(data):
         where = f"{INSPECTION_FILE}:{number}"
         if line is None:
@@ -83,6 +103,5 @@ def read_decisions(root: Path, problems: list[str]) -> dict[str, InspectionDecis
             message = first["msg"].removeprefix("Value error, ")
             problems.append(f"{where}: {field}: {message}" if field else f"{where}: {message}")
             continue
-        latest.pop(decision.id, None)  # re-insert: the dict keeps the order of the latest decisions
-        latest[decision.id] = decision
-    return latest
+        history.append(decision)
+    return history

@@ -13,7 +13,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from omnivchat._files import InputError, PathOutside, confine, decode_lines, loads_json, read_text
-from omnivchat.bench._inspection import INSPECTION_FILE, InspectionDecision, read_decisions
+from omnivchat.bench._inspection import INSPECTION_FILE, InspectionDecision, read_decisions, read_history
 from omnivchat.bench._model import Instance, Turn
 from omnivchat.bench._taxonomy import resolve_subcategory
 from omnivchat.errors import OmnivchatError
@@ -211,6 +211,16 @@ def inspection_decisions(root: str | Path) -> dict[str, InspectionDecision]:
     if problems:
         raise BenchError(Path(root), problems)
     return decisions
+
+
+def inspection_history(root: str | Path) -> list[InspectionDecision]:
+    """Every human-inspection decision in ``root/inspection.jsonl`` in the order made (empty without the file);
+    BenchError naming ``inspection.jsonl:<line>`` for every line that cannot be read."""
+    problems: list[str] = []
+    history = read_history(Path(root), problems)
+    if problems:
+        raise BenchError(Path(root), problems)
+    return history
 
 
 def load_bench(path: str | Path, *, check_media: MediaCheck | None = None, include_rejected: bool = False) -> Bench:

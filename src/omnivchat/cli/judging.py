@@ -161,6 +161,7 @@ def score_run(
     aggregate: str,
     style_judge: str | None,
     allow_incomplete: bool = False,
+    delivered_only: bool = False,
 ) -> tuple[str, dict]:
     """Table 1 row of a run under a panel (or one judge), from stored verdicts; prints it and the unscored.
 
@@ -176,7 +177,7 @@ def score_run(
         members = [panel]
     else:
         members = config.panel(panel) if (judges or panel) else [RULE_JUDGE]
-    the_bench = run_bench(run_dir, bench)
+    the_bench = run_bench(run_dir, bench, delivered_only=delivered_only)
     items = collect_scores(run_dir, the_bench, members, aggregate=aggregate, style_judge=style_judge)  # type: ignore[arg-type]
     row = table1_row([i.scored_reply() for i in items], style_graded=style_judge is not None)
     title = f"Table 1 row: {the_bench.info.name}, panel {'+'.join(members)} ({aggregate})"
@@ -191,6 +192,7 @@ def score_run(
     except OSError as err:  # read-only storage: the row above is the result; say what was not kept
         err_console.print(f"[yellow]warning:[/] {run_dir / 'scores.json'} not written ({err.strerror})")
     print_unscored(items)
+    print_rejected_since(the_bench.rejected, delivered_only)
     incomplete = row.incompleteness()
     if incomplete is not None:
         err_console.print(
@@ -200,6 +202,23 @@ def score_run(
         if not allow_incomplete:
             raise typer.Exit(code=1)
     return the_bench.info.name, {**values, "panel": members, "aggregate": aggregate}
+
+
+def print_rejected_since(rejected: dict, delivered_only: bool) -> None:
+    """Name the run's instances that human inspection rejected after the run, and say whether they count."""
+    if not rejected:
+        return
+    named = "; ".join(f"{item_id} ({decision.reason})" for item_id, decision in rejected.items())
+    how = (
+        "left out of the scores (--delivered-only)"
+        if delivered_only
+        else "still scored, as run; pass --delivered-only to leave them out"
+    )
+    console.print(
+        f"{len(rejected)} of this run's instance(s) rejected by inspection since the run: {named}; {how}",
+        markup=False,
+        highlight=False,
+    )
 
 
 @judges_app.command("agree")
@@ -282,6 +301,13 @@ def score_command(
         typer.Option("--allow-incomplete", help="Exit 0 for a run with items that have no reply (still marked)."),
     ] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
+    delivered_only: Annotated[
+        bool,
+        typer.Option(
+            "--delivered-only",
+            help="Leave out the run's instances that human inspection rejected after the run (inspection.jsonl).",
+        ),
+    ] = False,
     judging: Annotated[
         Path | None, typer.Option("--judging", help="Judging directory of a benchmark that keeps one (SocialOmni).")
     ] = None,
@@ -317,6 +343,8 @@ def score_command(
     if hits is not None:
         if bench is None:
             raise fail("--hits needs --bench")
+        if delivered_only:
+            raise fail("--delivered-only scores a run (RUN_DIR); a hits file covers the delivered instances already")
         try:
             loaded = load_bench(bench)
             graded = load_hits(hits, loaded)
@@ -341,8 +369,12 @@ def score_command(
 
         benchmark = benchmark_of(run_dir)
         if benchmark.name == "omnivchat":  # its Table 1 row, as the paper prints it
-            name, values = score_run(run_dir, bench, judges, panel, aggregate, style_judge, allow_incomplete)
+            name, values = score_run(
+                run_dir, bench, judges, panel, aggregate, style_judge, allow_incomplete, delivered_only
+            )
         else:
+            if delivered_only:
+                raise fail(f"--delivered-only is for a run on an omnivchat bench; {run_dir} is a {benchmark.name} run")
             name, values = score_benchmark_run(benchmark, run_dir, judging, allow_incomplete, asr=asr, asr_wer=asr_wer)
     if output is not None:
         write_text_atomic(output, json.dumps({"bench": name, **values}, indent=2) + "\n")

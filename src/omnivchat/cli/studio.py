@@ -122,6 +122,11 @@ def studio_run_command(
         console.print(f"  discarded {count}: {escape(reason)}")
     repairs = ", ".join(f"{kind} {count}" for kind, count in sorted(summary.repairs.items())) or "none"
     console.print(f"repairs used: {repairs}; tail repair fixed {summary.tail_repaired} clip(s)")
+    if summary.restored:
+        shown = ", ".join(summary.restored[:8]) + (" ..." if len(summary.restored) > 8 else "")
+        console.print(
+            f"restored: {len(summary.restored)} clip(s) changed or missing since delivery ({shown})", markup=False
+        )
     console.print(
         f"agent calls: {summary.calls_made} made, {summary.calls_replayed} answered from the run store; "
         f"{summary.seconds:.0f} s"

@@ -10,8 +10,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from omnivchat._canonical import sha256_text
-from omnivchat.bench import Bench, Instance, load_bench
+from omnivchat._canonical import sha256_json, sha256_text
+from omnivchat.bench import (
+    INSPECTION_FILE,
+    Bench,
+    Instance,
+    inspection_history,
+    load_bench,
+    rejected_over_time,
+)
 from omnivchat.judges._config import RULE_JUDGE, Aggregate, JudgesConfig, JudgeSpec
 from omnivchat.judges._engine import (
     Job,
@@ -41,7 +48,6 @@ from omnivchat.runs import (
     tally,
     writes_run_dir,
 )
-from omnivchat.runs._manifest import bench_identity
 from omnivchat.scoring import ScoredReply, is_empty_reply, rubric_score
 
 JUDGES_FILE = "judges.json"
@@ -83,9 +89,14 @@ def style_task(request: Callable[[str, JudgeSpec], ChatRequest] = _not_asked) ->
     )
 
 
-def run_bench(run_dir: Path, bench_dir: Path | None) -> Bench:
+def run_bench(run_dir: Path, bench_dir: Path | None, *, delivered_only: bool = False) -> Bench:
     """The bench of a run: the one given, or the one recorded at its last invocation; checked against the
-    manifest so that verdicts always refer to the instances that were run."""
+    manifest so that verdicts always refer to the instances that were run.
+
+    A human-inspection decision made after the run changes the delivered set, so the run's own instances are
+    found in the bench's decision history (inspection.jsonl is append-only): the returned bench holds them, and
+    ``rejected`` lists those since rejected. ``delivered_only`` leaves these out of ``instances`` (their replies
+    are not scored)."""
     if bench_dir is None:
         log = Path(run_dir) / "invocations.jsonl"
         lines = log.read_text(encoding="utf-8").splitlines() if log.is_file() else []
@@ -93,10 +104,37 @@ def run_bench(run_dir: Path, bench_dir: Path | None) -> Bench:
             raise RunError(f"{run_dir}: no bench recorded; pass --bench")
         bench_dir = Path(json.loads(lines[-1])["bench"])
     bench = load_bench(bench_dir)
-    manifest = load_manifest(run_dir)
-    if bench_identity(bench, bench.instances).instances_sha256 != manifest.bench.instances_sha256:
-        raise RunError(f"{bench_dir} is not the bench {run_dir} was run on (instances differ)")
-    return bench
+    identity = load_manifest(run_dir).bench
+    expected = identity.instances_sha256
+    if _instances_sha256([_row(i) for i in bench.instances]) == expected:
+        return replace(bench, rejected={})  # nothing the run holds was rejected since
+    history = inspection_history(bench_dir)
+    if history:
+        everything = load_bench(bench_dir, include_rejected=True)
+        rows = {i.id: _row(i) for i in everything.instances}
+        for rejected in rejected_over_time(history):
+            ran = [i for i in everything.instances if i.id not in rejected]
+            if len(ran) != identity.n_instances:  # cheap: most of a long history is passed over here
+                continue
+            if _instances_sha256([rows[i.id] for i in ran]) == expected:
+                since = {i.id: everything.rejected[i.id] for i in ran if i.id in everything.rejected}
+                kept = [i for i in ran if i.id not in since] if delivered_only else ran
+                return replace(everything, instances=kept, rejected=since)
+        raise RunError(
+            f"{bench_dir} is not the bench {run_dir} was run on (instances differ, and no state of its "
+            f"{INSPECTION_FILE} gives the run's instances: the bench was edited otherwise)"
+        )
+    raise RunError(f"{bench_dir} is not the bench {run_dir} was run on (instances differ)")
+
+
+def _row(instance: Instance) -> Any:
+    return json.loads(instance.model_dump_json())
+
+
+def _instances_sha256(rows: list[Any]) -> str:
+    """The run manifest's ``bench.instances_sha256`` of these instances' rows (see ``bench_identity``), without
+    hashing their clips."""
+    return sha256_json(rows)
 
 
 def candidate_replies(store: RunStore) -> dict[str, str | None]:
@@ -361,7 +399,7 @@ def collect_scores(
     scores: list[ItemScore] = []
     with RunStore(run_dir / STORE_FILE, read_only=True) as store:
         outcomes = candidate_outcomes(store)
-        unknown = sorted(set(outcomes) - set(by_id))
+        unknown = sorted(set(outcomes) - set(by_id) - set(bench.rejected))  # rejected since: left out
         if unknown:
             raise RunError(f"{run_dir}: items {', '.join(unknown[:5])} are not in the bench {bench.root}")
         for instance in bench.instances:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -43,7 +44,7 @@ from omnivchat.studio.engine._pipeline import (
     copy_clip,
     effective_budgets,
 )
-from omnivchat.studio.engine._trace import Trace
+from omnivchat.studio.engine._trace import ClipStamp, Trace
 from omnivchat.studio.engine._types import Passage
 
 STUDIO_DIR = "studio"
@@ -84,6 +85,7 @@ class Summary:
     ran: int = 0
     bench: Path | None = None
     tail_repaired: int = 0
+    restored: list[str] = field(default_factory=list)  # bench clips a rerun found changed or missing and restored
     cost_usd: float = 0.0
     unpriced_renders: int = 0
     calls_by_agent: Counter[str] = field(default_factory=Counter)
@@ -272,9 +274,8 @@ def _synthesize(
     started = time.monotonic()
     todo = []
     for job in jobs:
-        if _trace_path(output, job.id).is_file():
+        if _trace_path(output, job.id).is_file() and _check_delivered(output, job.id, summary):
             summary.already_done += 1
-            summary.tail_repaired += _restore_clips(output, read_trace(_trace_path(output, job.id)))
         else:
             todo.append(job)
     if on_start is not None:
@@ -329,6 +330,7 @@ def _keep(output: Path, job: Job, result: Result) -> int:
             source = f"{STUDIO_DIR}/work/{job.id}/{turn.clip.path}"
             result.trace.delivered[video] = source
             repaired += _deliver(output, video, source)
+            result.trace.clips[video] = _stamp(output / video)
             final = number == len(result.turns)
             turns.append({"video": video, **({} if final else {"reply": turn.reply.reply})})
             turn_meta.append(
@@ -375,19 +377,70 @@ def _deliver(output: Path, video: str, source: str) -> int:
     return int(outcome.status == "repaired")
 
 
-def _restore_clips(output: Path, trace: Trace) -> int:
-    """A done instance whose bench clip went missing gets it again from the work folder."""
-    repaired = 0
+def _check_delivered(output: Path, instance_id: str, summary: Summary) -> bool:
+    """Resume checks what it trusts: each bench clip of a done instance against the stamp recorded when it was
+    delivered (size and mtime first, the sha256 only when they differ). A changed or missing clip is restored from
+    its work clip (the render the run store keeps) and listed in ``summary.restored``. When the work clip cannot
+    give the recorded bytes, the instance's trace and record are removed and False returned: it is synthesized
+    again, its calls answered from the store and its render made again (the store checks the work clip's hash).
+    A trace written before stamps were recorded gets them, each clip checked against a fresh delivery."""
+    path = _trace_path(output, instance_id)
+    trace = read_trace(path)
+    stamps: dict[str, ClipStamp] = {}
     for video, source in trace.delivered.items():
-        if (output / video).is_file():
-            continue
-        if not (output / source).is_file():
-            raise StudioError(
-                f"{output / video} is missing and so is its source {source}: delete "
-                f"{_trace_path(output, trace.id)} to synthesize {trace.id} again (its calls are replayed)"
-            )
-        repaired += _deliver(output, video, source)
-    return repaired
+        stamp, restored = _check_clip(output, video, source, trace.clips.get(video))
+        if restored:
+            summary.restored.append(video)
+        if stamp is None:
+            path.unlink()
+            (output / STUDIO_DIR / "accepted" / f"{instance_id}.json").unlink(missing_ok=True)
+            return False
+        stamps[video] = stamp
+    if stamps != trace.clips:
+        write_text_atomic(path, trace.model_copy(update={"clips": stamps}).model_dump_json(indent=1))
+    return True
+
+
+def _check_clip(output: Path, video: str, source: str, stamp: ClipStamp | None) -> tuple[ClipStamp | None, bool]:
+    """(the clip's stamp, whether it was restored); the stamp is None when the work clip cannot restore it."""
+    target = output / video
+    if stamp is not None and target.is_file():
+        st = target.stat()
+        if (st.st_size, st.st_mtime_ns) == (stamp.size, stamp.mtime_ns):
+            return stamp, False  # the fast path: nothing read
+        digest = _clip_sha256(target)
+        if digest == stamp.sha256:
+            return _stamp(target, digest), False  # touched, not changed
+    if not (output / source).is_file():
+        return None, True
+    if stamp is None and target.is_file():
+        # No stamp (a bench from before they were recorded): the clip must be what its work clip delivers now.
+        check = f"{STUDIO_DIR}/check/{video}"
+        try:
+            _deliver(output, check, source)
+            fresh = _clip_sha256(output / check)
+        finally:
+            shutil.rmtree(output / STUDIO_DIR / "check", ignore_errors=True)
+        digest = _clip_sha256(target)
+        if digest == fresh:
+            return _stamp(target, digest), False
+    _deliver(output, video, source)  # its tail repair was counted when the clip was first delivered
+    digest = _clip_sha256(target)
+    if stamp is not None and digest != stamp.sha256:
+        return None, True  # the work clip changed too: render again
+    return _stamp(target, digest), True
+
+
+def _stamp(path: Path, digest: str | None = None) -> ClipStamp:
+    st = path.stat()
+    return ClipStamp(sha256=digest or _clip_sha256(path), size=st.st_size, mtime_ns=st.st_mtime_ns)
+
+
+def _clip_sha256(path: Path) -> str:
+    """The sha256 of a bench clip (one function, so a test can count the clips a rerun reads)."""
+    from omnivchat._canonical import sha256_file
+
+    return sha256_file(path)
 
 
 def _tally(output: Path, jobs: Sequence[Job], summary: Summary) -> None:

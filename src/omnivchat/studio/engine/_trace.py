@@ -68,6 +68,15 @@ class Step(BaseModel):
     cost: Cost = Field(default_factory=Cost)
 
 
+class ClipStamp(BaseModel):
+    """What a delivered bench clip was when it was written: a rerun trusts a clip whose size and mtime still match,
+    hashes one whose do not, and restores one whose hash differs."""
+
+    sha256: str
+    size: int
+    mtime_ns: int
+
+
 class Trace(BaseModel):
     version: int = TRACE_VERSION
     id: str
@@ -82,6 +91,9 @@ class Trace(BaseModel):
     repairs: dict[str, int] = Field(default_factory=dict, description="Repairs used, by kind.")
     delivered: dict[str, str] = Field(
         default_factory=dict, description="Accepted: each bench clip and the work clip it was copied from."
+    )
+    clips: dict[str, ClipStamp] = Field(
+        default_factory=dict, description="Accepted: each bench clip's sha256, size and mtime as delivered."
     )
     steps: list[Step] = Field(default_factory=list)
 

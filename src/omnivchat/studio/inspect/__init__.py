@@ -11,6 +11,7 @@ leaves the delivered set (``omnivchat.bench.load_bench`` skips it). See docs/stu
 """
 
 from omnivchat.studio.inspect._app import HOST, make_app
+from omnivchat.studio.inspect._lock import LOCK_FILE, InspectLocked
 from omnivchat.studio.inspect._log import (
     MAX_BODY_BYTES,
     MAX_REASON_CHARS,
@@ -24,11 +25,13 @@ from omnivchat.studio.inspect._views import instance_view, media_file, served_cl
 __all__ = [
     "DEFAULT_PORT",
     "HOST",
+    "LOCK_FILE",
     "MAX_BODY_BYTES",
     "MAX_REASON_CHARS",
     "DecisionError",
     "DecisionLog",
     "InspectError",
+    "InspectLocked",
     "InspectServer",
     "instance_view",
     "make_app",

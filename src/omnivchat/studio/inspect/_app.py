@@ -22,7 +22,13 @@ from aiohttp import web
 from omnivchat.bench import INSPECTION_FILE, Bench
 from omnivchat.errors import OmnivchatError
 from omnivchat.studio.inspect._log import MAX_BODY_BYTES, DecisionError, DecisionLog, parse_decision
-from omnivchat.studio.inspect._views import instance_view, media_file, served_clips, trace_view
+from omnivchat.studio.inspect._views import (
+    instance_view,
+    media_file,
+    served_clips,
+    trace_view,
+    unstaged_attributes,
+)
 
 HOST = "127.0.0.1"
 STATIC = {"inspect.js": "text/javascript", "inspect.css": "text/css", "index.html": "text/html"}
@@ -43,6 +49,7 @@ class _State:
         self.hosts = frozenset({f"{HOST}:{port}", f"localhost:{port}"})
         self.origins = frozenset(f"http://{host}" for host in self.hosts)
         self.clips = served_clips(bench)
+        unstaged = unstaged_attributes(bench)
         self.by_id = {i.id: i for i in bench.instances}
         self.instances = {
             "bench": {
@@ -51,7 +58,7 @@ class _State:
                 "description": bench.info.description,
                 "file": INSPECTION_FILE,
             },
-            "instances": [instance_view(bench, i) for i in bench.instances],
+            "instances": [instance_view(bench, i, unstaged) for i in bench.instances],
         }
         self.static = {
             name: resources.files("omnivchat.studio.inspect").joinpath("static", name).read_bytes() for name in STATIC

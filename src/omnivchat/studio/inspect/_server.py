@@ -14,15 +14,11 @@ from types import TracebackType
 from aiohttp import web
 
 from omnivchat.bench import BENCH_FILE, INSTANCES_FILE, Bench, load_bench
-from omnivchat.errors import OmnivchatError
 from omnivchat.studio.inspect._app import HOST, make_app
+from omnivchat.studio.inspect._lock import InspectError, ServerLock
 from omnivchat.studio.inspect._log import DecisionLog
 
 DEFAULT_PORT = 8765
-
-
-class InspectError(OmnivchatError):
-    """The inspection page cannot start: not a bench directory, a host other than 127.0.0.1, a port in use."""
 
 
 def open_bench(bench_dir: str | Path) -> Bench:
@@ -64,7 +60,8 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 class InspectServer:
-    """The inspection page of one bench, on ``http://127.0.0.1:<port>/``; ``port=0`` picks a free port.
+    """The inspection page of one bench, on ``http://127.0.0.1:<port>/``; ``port=0`` picks a free port. One server
+    per bench: while one holds ``BENCH/.inspect.lock`` another is refused (InspectLocked, naming its pid and URL).
 
     ``start()`` serves in a background thread and returns once the socket accepts connections; ``stop()`` ends
     it. Use it as a context manager in tests. Every decision is on disk before the page is told it was saved.
@@ -74,9 +71,15 @@ class InspectServer:
         _check_host(host)  # before anything is read: the refusal does not depend on the bench
         self.bench = open_bench(bench_dir)
         self.log = DecisionLog(self.bench.root, [i.id for i in self.bench.instances])
-        self._sock = _bind(host, port)
+        self._lock = ServerLock(self.bench.root).acquire()  # one server per bench: a second is refused here
+        try:
+            self._sock = _bind(host, port)
+        except BaseException:
+            self._lock.release()
+            raise
         self.port: int = self._sock.getsockname()[1]
         self.url = f"http://{HOST}:{self.port}/"
+        self._lock.record(self.url)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
@@ -131,6 +134,7 @@ class InspectServer:
                 self._loop.call_soon_threadsafe(self._stopping.set)
             self._thread.join(timeout=10)
         self._sock.close()
+        self._lock.release()
 
     def __enter__(self) -> InspectServer:
         return self.start()

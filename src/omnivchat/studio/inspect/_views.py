@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
@@ -12,6 +13,8 @@ MEDIA_DIR = "media"
 TRACES_DIR = PurePosixPath("studio/traces")
 _TURN_TEXTS = ("question", "transcript", "caption")  # Studio: question, transcript, caption; mini-bench: the first two
 _NOTES = ("staging", "assignment")  # flat mappings of meta that say how an instance was staged
+NOT_STAGED_NOTE = "recorded, not staged"
+STUDIO_MANIFEST = PurePosixPath("studio/manifest.json")
 
 
 def clip_key(video: str) -> str | None:
@@ -59,16 +62,55 @@ def _text(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _notes(meta: dict[str, Any]) -> list[tuple[str, str]]:
+def _notes(
+    meta: dict[str, Any], unstaged: frozenset[str] = frozenset(), camera: str | None = None
+) -> list[tuple[str, str]]:
+    """How an instance was staged, as (label, value) rows. An attribute in ``unstaged`` was sampled and recorded but
+    not staged (the offline Director's domain and camera): its value says so, with the camera the clip was
+    rendered with when that is known, so the page never shows a sampled camera as if the clip had it."""
     notes: list[tuple[str, str]] = []
     for name in _NOTES:
         section = meta.get(name)
         if isinstance(section, dict):
-            notes.extend((str(k), str(v)) for k, v in section.items() if isinstance(v, str | int | float | bool))
+            for key, value in section.items():
+                if not isinstance(value, str | int | float | bool):
+                    continue
+                shown = str(value)
+                if name == "assignment" and key in unstaged:
+                    shown += f" ({NOT_STAGED_NOTE}"
+                    shown += f"; the clip was rendered with the {camera} camera)" if key == "camera" and camera else ")"
+                notes.append((str(key), shown))
     extra = _text(meta.get("extra_requirement"))
     if extra:
         notes.append(("extra requirement", extra))
     return notes
+
+
+def unstaged_attributes(bench: Bench) -> frozenset[str]:
+    """The sampled attributes a Studio bench records but did not stage: the offline Director's (its
+    ``studio/manifest.json`` says ``"backend": "offline"``); none for any other bench."""
+    try:
+        manifest = json.loads(bench.root.joinpath(*STUDIO_MANIFEST.parts).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return frozenset()
+    if not isinstance(manifest, dict) or manifest.get("backend") != "offline":
+        return frozenset()
+    from omnivchat.studio.offline import NOT_STAGED  # only for offline Studio benches: loaded when needed
+
+    return frozenset(NOT_STAGED)
+
+
+def _rendered_camera(bench: Bench, instance: Instance) -> str | None:
+    """The camera mode the first clip was rendered with, from the procedural renderer's spec beside it."""
+    if not instance.turns:
+        return None
+    clip = bench.media_path(instance.turns[0])
+    try:
+        spec = json.loads(clip.with_name(clip.stem + ".spec.json").read_text(encoding="utf-8"))
+        mode = spec["camera"]["mode"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return mode if isinstance(mode, str) else None
 
 
 def trace_path(bench: Bench, instance: Instance) -> Path | None:
@@ -82,9 +124,12 @@ def trace_path(bench: Bench, instance: Instance) -> Path | None:
     return path if path.is_file() else None
 
 
-def instance_view(bench: Bench, instance: Instance) -> dict[str, Any]:
+def instance_view(bench: Bench, instance: Instance, unstaged: frozenset[str] | None = None) -> dict[str, Any]:
     """One instance as the page shows it: its clips (by URL), what is said and shown in each turn, the
-    reference reply and the rubric with its tiers."""
+    reference reply and the rubric with its tiers. ``unstaged``: the bench's :func:`unstaged_attributes` (read
+    from the bench when not given)."""
+    if unstaged is None:
+        unstaged = unstaged_attributes(bench)
     meta = instance.meta
     given = meta.get("turns")
     turn_meta: list[Any] = given if isinstance(given, list) else []
@@ -120,7 +165,7 @@ def instance_view(bench: Bench, instance: Instance) -> dict[str, Any]:
         "turns": turns,
         "reference": instance.reference,
         "rubric": [{"number": n, "tier": c.tier, "text": c.text} for n, c in enumerate(instance.rubric, start=1)],
-        "notes": _notes(meta),
+        "notes": _notes(meta, unstaged, _rendered_camera(bench, instance) if "camera" in unstaged else None),
         "trace": f"/api/trace/{quote(instance.id, safe='')}" if trace_path(bench, instance) else None,
     }
 

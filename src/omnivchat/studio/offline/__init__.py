@@ -4,7 +4,8 @@
 - ``OfflineRenderer``: the procedural renderer, with defects injected at a chosen rate.
 - ``OfflineReviewer``: inspects a rendered clip for real (streams, pixel colours, speech timing, audio tail).
 
-Names load on first use (the Reviewer needs numpy and PyAV).
+``NOT_STAGED``: the sampled attributes the offline Director records but does not stage (the inspection page marks
+them). Names load on first use (the Reviewer needs numpy and PyAV).
 """
 
 from __future__ import annotations
@@ -14,12 +15,17 @@ from typing import TYPE_CHECKING
 from omnivchat._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from omnivchat.studio.offline._director import OfflineDirector
+    from omnivchat.studio.offline._director import NOT_STAGED, OfflineDirector
     from omnivchat.studio.offline._renderer import OfflineRenderer
     from omnivchat.studio.offline._reviewer import OfflineReviewer
 
-_LAZY = {"OfflineDirector": "_director", "OfflineRenderer": "_renderer", "OfflineReviewer": "_reviewer"}
+_LAZY = {
+    "NOT_STAGED": "_director",
+    "OfflineDirector": "_director",
+    "OfflineRenderer": "_renderer",
+    "OfflineReviewer": "_reviewer",
+}
 
-__all__ = ["OfflineDirector", "OfflineRenderer", "OfflineReviewer"]
+__all__ = ["NOT_STAGED", "OfflineDirector", "OfflineRenderer", "OfflineReviewer"]
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY, globals())

@@ -28,6 +28,10 @@ from omnivchat.studio.engine._agents import DirectorRequest
 from omnivchat.studio.engine._types import MediaReference, Script, Segment
 from omnivchat.studio.minibench._kit import article
 
+#: Sampled attributes this Director records (in the description and the script's fields) but does not stage: the
+#: procedural scene is the builder's, so its clip may show another camera than the one sampled.
+NOT_STAGED = ("domain", "camera", "question_type")
+
 _NOISE_DB = {"none": None, "low": -48.0, "medium": -40.0, "high": -33.0}
 _LIGHTING = {"none": None, "low": "warm", "medium": "dim", "high": {"level": "dim", "vignette": 0.5}}
 _FILLER = {
