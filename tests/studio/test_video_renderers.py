@@ -109,34 +109,53 @@ class Backend:
     prompt: Callable[[VideoRequest], str]
     fields: dict[str, Any]
     price: float | None
-    first_frame: Callable[[VideoRequest, bytes], bool]
-    reference: Callable[[VideoRequest, bytes], bool]
+    first_frame: Callable[[VideoRequest, bytes, VideoMockServer], bool]
+    reference: Callable[[VideoRequest, bytes, VideoMockServer], bool]
     moderated: bool = True
 
 
 def _gemini_prompt(r: VideoRequest) -> str:
     value = r.json["input"]
-    return value if isinstance(value, str) else value[0]["text"]
+    return value if isinstance(value, str) else value[0]["content"][0]["text"]
 
 
 def _gemini_image(r: VideoRequest, frame: bytes, task: str) -> bool:
-    blocks = r.json["input"]
+    [turn] = r.json["input"]  # one user turn, as google-genai sends a list of blocks
     image = {"type": "image", "data": base64.b64encode(frame).decode(), "mime_type": "image/png"}
-    return blocks[1] == image and r.json["generation_config"]["video_config"]["task"] == task
+    return (
+        turn["type"] == "user_input"
+        and turn["content"][1] == image
+        and r.json["generation_config"]["video_config"]["task"] == task
+    )
 
 
 def _veo_blob(frame: bytes) -> dict[str, str]:
     return {"bytesBase64Encoded": base64.b64encode(frame).decode(), "mimeType": "image/png"}
 
 
-def _wan26_first(r: VideoRequest, frame: bytes) -> bool:
+def _uploaded(server: VideoMockServer, url: str, data: bytes, r: VideoRequest) -> bool:
+    """``url`` names a file uploaded to DashScope's temporary storage with ``data``, and the task says so."""
+    return (
+        url.startswith("oss://")
+        and server.uploads.get(url.removeprefix("oss://")) == data
+        and r.headers.get("X-DashScope-OssResourceResolve") == "enable"
+    )
+
+
+def _wan26_first(r: VideoRequest, frame: bytes, server: VideoMockServer) -> bool:
     p = r.json["parameters"]
     return (
         r.json["model"] == "wan2.6-i2v"
-        and r.json["input"]["img_url"] == _data_url(frame)
+        and _uploaded(server, r.json["input"]["img_url"], frame, r)
         and p["resolution"] == "720P"
+        and p["duration"] == 6  # image to video takes 2-15 s: no rounding up to 10
         and "size" not in p
     )
+
+
+def _wan_media(r: VideoRequest, frame: bytes, server: VideoMockServer, kind: str) -> bool:
+    [item] = r.json["input"]["media"]
+    return item["type"] == kind and _uploaded(server, item["url"], frame, r)
 
 
 def _ark_item(r: VideoRequest, frame: bytes, role: str) -> bool:
@@ -144,7 +163,7 @@ def _ark_item(r: VideoRequest, frame: bytes, role: str) -> bool:
     return r.json["content"][0]["type"] == "text" and r.json["content"][1:] == [item]
 
 
-def _openai_first(r: VideoRequest, frame: bytes) -> bool:
+def _openai_first(r: VideoRequest, frame: bytes, server: VideoMockServer) -> bool:
     return r.files.get("input_reference") == frame and r.form["seed"] == str(SEED % 2**31)
 
 
@@ -163,8 +182,8 @@ BACKENDS: dict[str, Backend] = {
             "response_format.delivery": "inline",
         },
         price=0.07,
-        first_frame=lambda r, f: _gemini_image(r, f, "image_to_video"),
-        reference=lambda r, f: _gemini_image(r, f, "reference_to_video"),
+        first_frame=lambda r, f, _: _gemini_image(r, f, "image_to_video"),
+        reference=lambda r, f, _: _gemini_image(r, f, "reference_to_video"),
     ),
     "veo": Backend(
         make=lambda **kw: VeoRenderer(project="proj-1", **kw),
@@ -178,8 +197,8 @@ BACKENDS: dict[str, Backend] = {
             "parameters.aspectRatio": "16:9",
         },
         price=None,  # unconfirmed: no default
-        first_frame=lambda r, f: r.json["instances"][0]["image"] == _veo_blob(f),
-        reference=lambda r, f: (
+        first_frame=lambda r, f, _: r.json["instances"][0]["image"] == _veo_blob(f),
+        reference=lambda r, f, _: (
             r.json["instances"][0]["referenceImages"] == [{"image": _veo_blob(f), "referenceType": "asset"}]
             and r.json["parameters"]["durationSeconds"] == 8
             and "image" not in r.json["instances"][0]
@@ -211,8 +230,8 @@ BACKENDS: dict[str, Backend] = {
             "parameters.ratio": "16:9",
         },
         price=0.06,
-        first_frame=lambda r, f: r.json["input"]["media"] == [{"type": "first_frame", "url": _data_url(f)}],
-        reference=lambda r, f: r.json["input"]["media"] == [{"type": "reference_image", "url": _data_url(f)}],
+        first_frame=lambda r, f, s: _wan_media(r, f, s, "first_frame"),
+        reference=lambda r, f, s: _wan_media(r, f, s, "reference_image"),
     ),
     "seedance": Backend(
         make=lambda **kw: SeedanceRenderer(**kw),
@@ -226,8 +245,8 @@ BACKENDS: dict[str, Backend] = {
             "generate_audio": True,
         },
         price=0.18,
-        first_frame=lambda r, f: _ark_item(r, f, "first_frame"),
-        reference=lambda r, f: _ark_item(r, f, "reference_image"),
+        first_frame=lambda r, f, _: _ark_item(r, f, "first_frame"),
+        reference=lambda r, f, _: _ark_item(r, f, "reference_image"),
     ),
     "openai-videos": Backend(
         make=lambda **kw: OpenAIVideosRenderer(model="mova-720p", **kw),
@@ -325,7 +344,7 @@ def test_first_frame_continuation(
     refs = {"turn1.clip": media["clip"], "turn1.final_frame": media["frame"]}
     clip = _renderer(name, server, loop).render(_request(tmp_path, script=script, refs=refs))
     [sent] = server.submissions()
-    assert BACKENDS[name].first_frame(sent, media["frame_bytes"])
+    assert BACKENDS[name].first_frame(sent, media["frame_bytes"], server)
     assert clip.notes["references"] == {"turn1.clip": "first_frame"}
     assert "Image 1 is the first frame: the last frame of the earlier clip (turn1.clip) (same room)" in (
         BACKENDS[name].prompt(sent)
@@ -342,7 +361,7 @@ def test_reference_image_for_the_same_person(
     script = SCRIPT.model_copy(update={"references": [ref]})
     _renderer(name, server, loop).render(_request(tmp_path, script=script, refs={"turn1.final_frame": media["frame"]}))
     [sent] = server.submissions()
-    assert BACKENDS[name].reference(sent, media["frame_bytes"])
+    assert BACKENDS[name].reference(sent, media["frame_bytes"], server)
     assert "Image 1" in BACKENDS[name].prompt(sent)
 
 
