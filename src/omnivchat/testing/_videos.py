@@ -95,6 +95,8 @@ class VideoRequest:
     files: dict[str, bytes] = field(default_factory=dict)
     """Multipart files, by field name."""
     time: float = 0.0
+    query: dict[str, str] = field(default_factory=dict)
+    """The URL's query parameters."""
 
 
 @dataclass
@@ -243,7 +245,8 @@ class VideoMockServer:
             raw = await request.read()
             with contextlib.suppress(ValueError):
                 body = json.loads(raw) if raw else None
-        record = VideoRequest(request.method, request.path, request.headers, body, form, files, time.monotonic())
+        query = dict(request.query)
+        record = VideoRequest(request.method, request.path, request.headers, body, form, files, time.monotonic(), query)
         with self._lock:
             self._requests.append(record)
         return record
