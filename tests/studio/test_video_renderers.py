@@ -779,11 +779,27 @@ def test_a_blocked_key_stops_the_instance_not_a_rewrite(
 
 def test_a_key_rejected_while_polling_stops_too(server: VideoMockServer, loop: LoopThread, tmp_path: Path) -> None:
     """A 401 on a poll (a key revoked mid-task) is not polled until the timeout."""
+    import threading
+    import time
+
     server.script(VideoTask(outcome="never"))
-    renderer = _renderer("seedance", server, loop, timeout_s=30.0)
-    server.api_key = "another-key-0123456789abcdef"  # the server stops accepting ours
-    with pytest.raises(RenderKeyRejected, match="HTTP 401"):
-        renderer.render(_request(tmp_path))
+    renderer = _renderer("seedance", server, loop, timeout_s=30.0, poll_interval_s=0.05)
+
+    def revoke() -> None:
+        deadline = time.monotonic() + 20
+        while not server.submissions() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        server.api_key = "another-key-0123456789abcdef"  # the server stops accepting ours once the task runs
+
+    revoker = threading.Thread(target=revoke)
+    revoker.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(RenderKeyRejected, match="poll: HTTP 401"):
+            renderer.render(_request(tmp_path))
+    finally:
+        revoker.join()
+    assert time.monotonic() - started < 15 and len(server.submissions()) == 1
 
 
 def test_a_rejected_key_is_attempted_once_by_the_engine(tmp_path: Path) -> None:
