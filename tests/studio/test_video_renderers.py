@@ -26,6 +26,8 @@ from omnivchat.studio.hosted.renderers import (
     MediaPlan,
     OpenAIVideosRenderer,
     RendererConfigError,
+    RenderInputRefused,
+    RenderKeyRejected,
     SeedanceRenderer,
     VeoRenderer,
     WanRenderer,
@@ -109,34 +111,53 @@ class Backend:
     prompt: Callable[[VideoRequest], str]
     fields: dict[str, Any]
     price: float | None
-    first_frame: Callable[[VideoRequest, bytes], bool]
-    reference: Callable[[VideoRequest, bytes], bool]
+    first_frame: Callable[[VideoRequest, bytes, VideoMockServer], bool]
+    reference: Callable[[VideoRequest, bytes, VideoMockServer], bool]
     moderated: bool = True
 
 
 def _gemini_prompt(r: VideoRequest) -> str:
     value = r.json["input"]
-    return value if isinstance(value, str) else value[0]["text"]
+    return value if isinstance(value, str) else value[0]["content"][0]["text"]
 
 
 def _gemini_image(r: VideoRequest, frame: bytes, task: str) -> bool:
-    blocks = r.json["input"]
+    [turn] = r.json["input"]  # one user turn, as google-genai sends a list of blocks
     image = {"type": "image", "data": base64.b64encode(frame).decode(), "mime_type": "image/png"}
-    return blocks[1] == image and r.json["generation_config"]["video_config"]["task"] == task
+    return (
+        turn["type"] == "user_input"
+        and turn["content"][1] == image
+        and r.json["generation_config"]["video_config"]["task"] == task
+    )
 
 
 def _veo_blob(frame: bytes) -> dict[str, str]:
     return {"bytesBase64Encoded": base64.b64encode(frame).decode(), "mimeType": "image/png"}
 
 
-def _wan26_first(r: VideoRequest, frame: bytes) -> bool:
+def _uploaded(server: VideoMockServer, url: str, data: bytes, r: VideoRequest) -> bool:
+    """``url`` names a file uploaded to DashScope's temporary storage with ``data``, and the task says so."""
+    return (
+        url.startswith("oss://")
+        and server.uploads.get(url.removeprefix("oss://")) == data
+        and r.headers.get("X-DashScope-OssResourceResolve") == "enable"
+    )
+
+
+def _wan26_first(r: VideoRequest, frame: bytes, server: VideoMockServer) -> bool:
     p = r.json["parameters"]
     return (
         r.json["model"] == "wan2.6-i2v"
-        and r.json["input"]["img_url"] == _data_url(frame)
+        and _uploaded(server, r.json["input"]["img_url"], frame, r)
         and p["resolution"] == "720P"
+        and p["duration"] == 6  # image to video takes 2-15 s: no rounding up to 10
         and "size" not in p
     )
+
+
+def _wan_media(r: VideoRequest, frame: bytes, server: VideoMockServer, kind: str) -> bool:
+    [item] = r.json["input"]["media"]
+    return item["type"] == kind and _uploaded(server, item["url"], frame, r)
 
 
 def _ark_item(r: VideoRequest, frame: bytes, role: str) -> bool:
@@ -144,7 +165,7 @@ def _ark_item(r: VideoRequest, frame: bytes, role: str) -> bool:
     return r.json["content"][0]["type"] == "text" and r.json["content"][1:] == [item]
 
 
-def _openai_first(r: VideoRequest, frame: bytes) -> bool:
+def _openai_first(r: VideoRequest, frame: bytes, server: VideoMockServer) -> bool:
     return r.files.get("input_reference") == frame and r.form["seed"] == str(SEED % 2**31)
 
 
@@ -163,8 +184,8 @@ BACKENDS: dict[str, Backend] = {
             "response_format.delivery": "inline",
         },
         price=0.07,
-        first_frame=lambda r, f: _gemini_image(r, f, "image_to_video"),
-        reference=lambda r, f: _gemini_image(r, f, "reference_to_video"),
+        first_frame=lambda r, f, _: _gemini_image(r, f, "image_to_video"),
+        reference=lambda r, f, _: _gemini_image(r, f, "reference_to_video"),
     ),
     "veo": Backend(
         make=lambda **kw: VeoRenderer(project="proj-1", **kw),
@@ -178,8 +199,8 @@ BACKENDS: dict[str, Backend] = {
             "parameters.aspectRatio": "16:9",
         },
         price=None,  # unconfirmed: no default
-        first_frame=lambda r, f: r.json["instances"][0]["image"] == _veo_blob(f),
-        reference=lambda r, f: (
+        first_frame=lambda r, f, _: r.json["instances"][0]["image"] == _veo_blob(f),
+        reference=lambda r, f, _: (
             r.json["instances"][0]["referenceImages"] == [{"image": _veo_blob(f), "referenceType": "asset"}]
             and r.json["parameters"]["durationSeconds"] == 8
             and "image" not in r.json["instances"][0]
@@ -211,8 +232,8 @@ BACKENDS: dict[str, Backend] = {
             "parameters.ratio": "16:9",
         },
         price=0.06,
-        first_frame=lambda r, f: r.json["input"]["media"] == [{"type": "first_frame", "url": _data_url(f)}],
-        reference=lambda r, f: r.json["input"]["media"] == [{"type": "reference_image", "url": _data_url(f)}],
+        first_frame=lambda r, f, s: _wan_media(r, f, s, "first_frame"),
+        reference=lambda r, f, s: _wan_media(r, f, s, "reference_image"),
     ),
     "seedance": Backend(
         make=lambda **kw: SeedanceRenderer(**kw),
@@ -226,8 +247,8 @@ BACKENDS: dict[str, Backend] = {
             "generate_audio": True,
         },
         price=0.18,
-        first_frame=lambda r, f: _ark_item(r, f, "first_frame"),
-        reference=lambda r, f: _ark_item(r, f, "reference_image"),
+        first_frame=lambda r, f, _: _ark_item(r, f, "first_frame"),
+        reference=lambda r, f, _: _ark_item(r, f, "reference_image"),
     ),
     "openai-videos": Backend(
         make=lambda **kw: OpenAIVideosRenderer(model="mova-720p", **kw),
@@ -325,7 +346,7 @@ def test_first_frame_continuation(
     refs = {"turn1.clip": media["clip"], "turn1.final_frame": media["frame"]}
     clip = _renderer(name, server, loop).render(_request(tmp_path, script=script, refs=refs))
     [sent] = server.submissions()
-    assert BACKENDS[name].first_frame(sent, media["frame_bytes"])
+    assert BACKENDS[name].first_frame(sent, media["frame_bytes"], server)
     assert clip.notes["references"] == {"turn1.clip": "first_frame"}
     assert "Image 1 is the first frame: the last frame of the earlier clip (turn1.clip) (same room)" in (
         BACKENDS[name].prompt(sent)
@@ -342,7 +363,7 @@ def test_reference_image_for_the_same_person(
     script = SCRIPT.model_copy(update={"references": [ref]})
     _renderer(name, server, loop).render(_request(tmp_path, script=script, refs={"turn1.final_frame": media["frame"]}))
     [sent] = server.submissions()
-    assert BACKENDS[name].reference(sent, media["frame_bytes"])
+    assert BACKENDS[name].reference(sent, media["frame_bytes"], server)
     assert "Image 1" in BACKENDS[name].prompt(sent)
 
 
@@ -732,3 +753,210 @@ def test_the_documented_examples_build(loop: LoopThread, monkeypatch: pytest.Mon
         assert renderer.name.startswith(f"{config['kind']}:{config['model']}/")
         kinds.add(config["kind"])
     assert kinds == {"gemini-omni", "veo", "wan", "seedance", "openai-videos"}
+
+
+# ------------------------------------------------- answers read as the providers' SDKs read them (issue 23, item 12)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_a_blocked_key_stops_the_instance_not_a_rewrite(
+    name: str, server: VideoMockServer, loop: LoopThread, tmp_path: Path
+) -> None:
+    """A 403 for a blocked key ("Requests from this API key are blocked.") is no moderation refusal, whatever its
+    words: RenderKeyRejected (the engine stops the instance); the next render with the same renderer fails the same
+    way at once, with no request."""
+    server.script(VideoTask(key_blocked=True, echo_key=True))
+    renderer = _renderer(name, server, loop)
+    with pytest.raises(RenderKeyRejected, match=f"HTTP 403 the provider rejected the key in {ENV}") as caught:
+        renderer.render(_request(tmp_path))
+    assert not isinstance(caught.value, RenderRefused | RenderFailed)
+    _no_key_anywhere(caught.value)
+    made = len(server.requests)
+    with pytest.raises(RenderKeyRejected, match="rejected the key"):
+        renderer.render(_request(tmp_path / "again"))
+    assert len(server.requests) == made == 1
+
+
+def test_a_key_rejected_while_polling_stops_too(server: VideoMockServer, loop: LoopThread, tmp_path: Path) -> None:
+    """A 401 on a poll (a key revoked mid-task) is not polled until the timeout."""
+    import threading
+    import time
+
+    server.script(VideoTask(outcome="never"))
+    renderer = _renderer("seedance", server, loop, timeout_s=30.0, poll_interval_s=0.05)
+
+    def revoke() -> None:
+        deadline = time.monotonic() + 20
+        while not server.submissions() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        server.api_key = "another-key-0123456789abcdef"  # the server stops accepting ours once the task runs
+
+    revoker = threading.Thread(target=revoke)
+    revoker.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(RenderKeyRejected, match="poll: HTTP 401"):
+            renderer.render(_request(tmp_path))
+    finally:
+        revoker.join()
+    assert time.monotonic() - started < 15 and len(server.submissions()) == 1
+
+
+def test_a_rejected_key_is_attempted_once_by_the_engine(tmp_path: Path) -> None:
+    """The engine's call layer makes one attempt of a render that raised RenderKeyRejected, and hands the engine
+    an error that is neither a refusal nor a failure (the pipeline stops the instance on those)."""
+    from omnivchat.studio.engine._calls import AgentCallError, AgentCalls
+
+    calls = AgentCalls(tmp_path / "calls.sqlite", backoff_s=0.0)
+    attempts: list[int] = []
+
+    def render() -> dict[str, Any]:
+        attempts.append(1)
+        raise RenderKeyRejected("gemini-omni: submit: HTTP 403 the provider rejected the key")
+
+    try:
+        with pytest.raises(AgentCallError) as caught:
+            calls.call("gemini-omni:x", "render", {"n": 1}, render, item_id="item-1")
+    finally:
+        calls.close()
+    assert len(attempts) == 1 and isinstance(caught.value.cause, RenderKeyRejected)
+
+
+@pytest.mark.parametrize("status", ["budget_exceeded", "requires_action", "requires_continuation", "incomplete"])
+def test_gemini_end_states_end_the_render(
+    status: str, server: VideoMockServer, loop: LoopThread, tmp_path: Path
+) -> None:
+    server.script(VideoTask(end_status=status))
+    with pytest.raises(RenderFailed, match=f"ended {status}") as caught:
+        _renderer("gemini-omni", server, loop, timeout_s=3.0).render(_request(tmp_path))
+    assert "not finished" not in str(caught.value)
+    assert len([r for r in server.requests if r.method == "GET"]) == 2  # running, then the end: no more polls
+
+
+def test_gemini_error_in_a_200_answer_ends_the_render(
+    server: VideoMockServer, loop: LoopThread, tmp_path: Path
+) -> None:
+    server.script(VideoTask(error_body=True, echo_key=True))
+    with pytest.raises(RenderFailed, match="INTERNAL Internal error encountered") as caught:
+        _renderer("gemini-omni", server, loop, timeout_s=3.0).render(_request(tmp_path))
+    _no_key_anywhere(caught.value)
+
+
+def test_gemini_a_step_error_is_read(server: VideoMockServer, loop: LoopThread, tmp_path: Path) -> None:
+    """A clip blocked in its step (``steps[].error``) is a refusal, not "completed without a video"."""
+    server.script(VideoTask(step_error=True))
+    with pytest.raises(RenderRefused, match="blocked by safety filters"):
+        _renderer("gemini-omni", server, loop).render(_request(tmp_path))
+
+
+def test_gemini_posts_to_v1_with_one_user_turn(
+    server: VideoMockServer, loop: LoopThread, tmp_path: Path, media: dict[str, Any]
+) -> None:
+    refs = {"turn1.final_frame": media["frame"]}
+    script = SCRIPT.model_copy(update={"references": [MediaReference(turn=1, kind="final_frame")]})
+    _renderer("gemini-omni", server, loop).render(_request(tmp_path, script=script, refs=refs))
+    [sent] = server.submissions()
+    assert sent.path == "/v1/interactions"
+    assert [step["type"] for step in sent.json["input"]] == ["user_input"]
+    assert [block["type"] for block in sent.json["input"][0]["content"]] == ["text", "image"]
+    assert {r.path for r in server.requests if r.method == "GET"} == {"/v1/interactions/task-1"}
+
+
+def test_gemini_an_extension_delivers_the_new_clip(
+    server: VideoMockServer, loop: LoopThread, tmp_path: Path, media: dict[str, Any]
+) -> None:
+    """The extension's answer repeats the earlier turn's steps (its video first): the clip delivered is the last
+    video after the last user_input step, as the SDK's output_video."""
+    renderer = _renderer("gemini-omni", server, loop, extend=True)
+    first = renderer.render(_request(tmp_path))
+    script = SCRIPT.model_copy(update={"references": [MediaReference(turn=1, kind="clip")]})
+    earlier = tmp_path / "work" / first.path
+    second = RenderRequest(script, FRAGMENTS, {"turn1.clip": earlier}, SEED, tmp_path / "work" / "turn2.mp4")
+    renderer.render(second)
+    assert second.out_path.read_bytes() == media["bytes"] != server.earlier_video
+
+
+@pytest.mark.parametrize(("name", "cancel"), [("gemini-omni", "POST"), ("wan2.6", "POST"), ("seedance", "DELETE")])
+def test_a_timed_out_task_is_cancelled(
+    name: str, cancel: str, server: VideoMockServer, loop: LoopThread, tmp_path: Path
+) -> None:
+    server.script(VideoTask(outcome="never"))
+    with pytest.raises(RenderFailed, match=r"not finished after 0.2 s.*the task was cancelled"):
+        _renderer(name, server, loop, timeout_s=0.2).render(_request(tmp_path))
+    [task] = server.cancelled
+    [request] = [r for r in server.requests if r.method == cancel and task in r.path]
+    assert request.path.endswith("/cancel") or cancel == "DELETE"
+
+
+def test_veo_an_extension_asks_for_7_s(
+    server: VideoMockServer, loop: LoopThread, tmp_path: Path, media: dict[str, Any]
+) -> None:
+    script = SCRIPT.model_copy(update={"references": [MediaReference(turn=1, kind="clip")]})
+    refs = {"turn1.clip": media["clip"]}
+    clip = _renderer("veo", server, loop, extend=True).render(_request(tmp_path, script=script, refs=refs))
+    assert server.submissions()[0].json["parameters"]["durationSeconds"] == 7 == clip.notes["requested_s"]
+    longer = script.model_copy(update={"duration_s": 7.5})
+    with pytest.raises(RenderRefused, match="adds 7 s: shorten the script"):
+        _renderer("veo", server, loop, extend=True).render(_request(tmp_path / "b", script=longer, refs=refs))
+    assert len(server.submissions()) == 1  # refused before any request
+
+
+@pytest.mark.parametrize("resolution", ["1080p", "4k"])
+def test_veo_1080p_and_4k_are_8_s(resolution: str, server: VideoMockServer, loop: LoopThread, tmp_path: Path) -> None:
+    _renderer("veo", server, loop, resolution=resolution).render(_request(tmp_path))
+    assert server.submissions()[0].json["parameters"]["durationSeconds"] == 8
+
+
+@pytest.mark.parametrize("model", ["wan2.7-t2v", "wan3.0-video"])
+def test_wan_prompt_extend_is_off_for_every_generation(
+    model: str, server: VideoMockServer, loop: LoopThread, tmp_path: Path
+) -> None:
+    _renderer("wan2.6", server, loop, model=model).render(_request(tmp_path))
+    assert server.submissions()[0].json["parameters"]["prompt_extend"] is False
+
+
+def test_wan_an_error_in_a_200_answer_is_sorted(server: VideoMockServer, loop: LoopThread, tmp_path: Path) -> None:
+    """``{"code": "DataInspectionFailed"}`` with HTTP 200 is the moderation refusal it says, not "no task_id"."""
+    server.script(VideoTask(error_body=True, echo_key=True))
+    with pytest.raises(RenderRefused, match="DataInspectionFailed") as caught:
+        _renderer("wan2.6", server, loop).render(_request(tmp_path))
+    assert len(server.submissions()) == 1
+    _no_key_anywhere(caught.value)
+
+
+def test_wan_uploads_local_media_to_dashscope_storage(
+    server: VideoMockServer, loop: LoopThread, tmp_path: Path, media: dict[str, Any]
+) -> None:
+    """wan2.7 continues turn 1's clip (``first_clip``) with no upload hook: the clip goes to DashScope's
+    temporary storage under one policy, the key never goes to the storage host, and the task names it oss://."""
+    script = SCRIPT.model_copy(update={"references": [MediaReference(turn=1, kind="clip")]})
+    refs = {"turn1.clip": media["clip"]}
+    renderer = _renderer("wan2.6", server, loop, model="wan2.7-i2v", extend=True)
+    clip = renderer.render(_request(tmp_path, script=script, refs=refs))
+    [policy] = [r for r in server.requests if r.path == "/api/v1/uploads"]
+    assert dict(policy.query) == {"action": "getPolicy", "model": "wan2.7-i2v"}
+    [upload] = [r for r in server.requests if r.path == "/oss"]
+    assert "Authorization" not in upload.headers and KEY not in str(dict(upload.headers))
+    assert upload.form["x-oss-content-type"] == "video/mp4" and upload.form["key"].endswith("/turn1.mp4")
+    [sent] = server.submissions()
+    assert sent.json["input"]["media"] == [{"type": "first_clip", "url": f"oss://{upload.form['key']}"}]
+    assert _uploaded(server, sent.json["input"]["media"][0]["url"], media["bytes"], sent)
+    assert clip.notes["uploaded"] == 1
+
+
+def test_seedance_a_real_face_is_the_images_refusal(
+    server: VideoMockServer, loop: LoopThread, tmp_path: Path, media: dict[str, Any]
+) -> None:
+    """InputImageSensitiveContentDetected.PrivacyInformation: rewriting the script sends the same image, so the
+    instance stops (RenderInputRefused), at submit or in the task; a refused text stays a rewrite."""
+    code = "InputImageSensitiveContentDetected.PrivacyInformation"
+    refs = {"turn1.final_frame": media["frame"]}
+    script = SCRIPT.model_copy(update={"references": [MediaReference(turn=1, kind="final_frame")]})
+    server.script(VideoTask(submit_refusal=True, refusal_code=code), VideoTask(outcome="refuse", refusal_code=code))
+    for folder in ("a", "b"):
+        with pytest.raises(RenderInputRefused, match=r"refused an input medium.*PrivacyInformation") as caught:
+            _renderer("seedance", server, loop).render(_request(tmp_path / folder, script=script, refs=refs))
+        assert not isinstance(caught.value, RenderRefused | RenderFailed)
+    server.script(VideoTask(submit_refusal=True, refusal_code="InputTextSensitiveContentDetected"))
+    with pytest.raises(RenderRefused):
+        _renderer("seedance", server, loop).render(_request(tmp_path / "c"))

@@ -1,17 +1,24 @@
 """A loopback mock of five video-generation APIs, for the hosted renderers' tests: real HTTP on 127.0.0.1, one
 aiohttp app, the providers' own paths and field names (shared/reference/video-generation.md).
 
-- Gemini Omni: ``POST /v1beta/interactions``, ``GET /v1beta/interactions/{id}``;
+- Gemini Omni: ``POST /v1/interactions``, ``GET /v1/interactions/{id}``, ``POST /v1/interactions/{id}/cancel`` (and
+  the same under ``/v1beta``);
 - Veo on Vertex AI: ``POST /v1/projects/{p}/locations/{l}/publishers/google/models/{m}:predictLongRunning`` and
   ``...:fetchPredictOperation``;
-- DashScope (Wan): ``POST /api/v1/services/aigc/video-generation/video-synthesis``, ``GET /api/v1/tasks/{id}``;
-- ModelArk (Seedance): ``POST /api/v3/contents/generations/tasks``, ``GET /api/v3/contents/generations/tasks/{id}``;
+- DashScope (Wan): ``POST /api/v1/services/aigc/video-generation/video-synthesis``, ``GET /api/v1/tasks/{id}``,
+  ``POST /api/v1/tasks/{id}/cancel``, and its temporary storage: ``GET /api/v1/uploads?action=getPolicy`` gives a
+  form policy whose ``upload_host`` is ``POST /oss`` here (the uploaded objects are kept, see ``uploads``); an
+  ``oss://`` URL in a task must name an uploaded object and come with ``X-DashScope-OssResourceResolve: enable``;
+- ModelArk (Seedance): ``POST /api/v3/contents/generations/tasks``, ``GET`` and ``DELETE``
+  ``/api/v3/contents/generations/tasks/{id}``;
 - OpenAI-style videos (SGLang diffusion): ``POST /v1/videos``, ``GET /v1/videos/{id}``, ``GET /v1/videos/{id}/content``;
 
 and ``GET /files/{name}``, where the URL-delivered clips live. Each submitted task follows a :class:`VideoTask`
 (the next one scripted, else the default): finished after K polls, failed, refused (at submit or in the task),
-never finished, an HTTP error at submit, a download that 404s, or a hostile server echoing the caller's key into
-its task ids, error messages and URLs. Every request is recorded, multipart forms included.
+never finished, an HTTP error at submit (a blocked key's 403 among them), ended in another state (Gemini's
+``budget_exceeded``...), an error in an HTTP 200 answer, a step's error, a refused input image, a download that
+404s, or a hostile server echoing the caller's key into its task ids, error messages and URLs. Every request is
+recorded, multipart forms included, and every cancelled task (``cancelled``).
 
 The mock serves whatever clip bytes it is given: rendering them is the test's job (this package imports nothing
 of the tool).
@@ -61,6 +68,19 @@ class VideoTask:
     """Gemini and Veo: the clip inline (default) or by URL (Gemini ``uri``; Veo ``gcsUri``)."""
     echo_key: bool = False
     """Hostile: the key the request carried goes into task ids, error messages and URLs."""
+    key_blocked: bool = False
+    """The submission is answered 403 in the provider's shape for a blocked key (Google: ``PERMISSION_DENIED``,
+    "Requests from this API key are blocked.")."""
+    end_status: str | None = None
+    """Gemini: the interaction ends in this status with no clip (``budget_exceeded``, ``requires_action``...)."""
+    error_body: bool = False
+    """An error answered with HTTP 200: Gemini's poll ``{"error": {...}}``; DashScope's submission a top-level
+    ``{"code": "DataInspectionFailed", ...}``."""
+    step_error: bool = False
+    """Gemini: the interaction completes with a ``model_output`` step holding a safety ``error`` and no video."""
+    refusal_code: str | None = None
+    """The code of a refusal (``submit_refusal`` or ``outcome="refuse"``) instead of the provider's usual one
+    (ModelArk: ``InputImageSensitiveContentDetected.PrivacyInformation``)."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +95,8 @@ class VideoRequest:
     files: dict[str, bytes] = field(default_factory=dict)
     """Multipart files, by field name."""
     time: float = 0.0
+    query: dict[str, str] = field(default_factory=dict)
+    """The URL's query parameters."""
 
 
 @dataclass
@@ -109,6 +131,12 @@ class VideoMockServer:
         self._queue: collections.deque[VideoTask] = collections.deque()
         self._tasks: dict[str, _Task] = {}
         self._requests: list[VideoRequest] = []
+        self.uploads: dict[str, bytes] = {}
+        """DashScope's temporary storage: object key -> bytes."""
+        self.cancelled: list[str] = []
+        """The ids of the tasks a client cancelled."""
+        self.earlier_video = b"the earlier turn's clip (mock)"
+        """Gemini: the video of the earlier turn an extension's answer repeats in its steps."""
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._thread: threading.Thread | None = None
@@ -131,8 +159,9 @@ class VideoMockServer:
             return list(self._requests)
 
     def submissions(self) -> list[VideoRequest]:
-        """The task-creating requests only."""
-        return [r for r in self.requests if r.method == "POST" and not r.path.endswith(":fetchPredictOperation")]
+        """The task-creating requests only (not polls, cancels or storage uploads)."""
+        other = (":fetchPredictOperation", "/cancel", "/oss")
+        return [r for r in self.requests if r.method == "POST" and not r.path.endswith(other)]
 
     @property
     def url(self) -> str:
@@ -169,13 +198,19 @@ class VideoMockServer:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         app = web.Application(client_max_size=256 * 1024 * 1024)
-        app.router.add_post("/v1beta/interactions", self._gemini_create)
-        app.router.add_get("/v1beta/interactions/{id}", self._gemini_get)
+        for version in ("v1", "v1beta"):
+            app.router.add_post(f"/{version}/interactions", self._gemini_create)
+            app.router.add_get(f"/{version}/interactions/{{id}}", self._gemini_get)
+            app.router.add_post(f"/{version}/interactions/{{id}}/cancel", self._gemini_cancel)
         app.router.add_post("/v1/projects/{p}/locations/{l}/publishers/google/models/{call}", self._veo)
         app.router.add_post("/api/v1/services/aigc/video-generation/video-synthesis", self._dashscope_create)
         app.router.add_get("/api/v1/tasks/{id}", self._dashscope_get)
+        app.router.add_post("/api/v1/tasks/{id}/cancel", self._dashscope_cancel)
+        app.router.add_get("/api/v1/uploads", self._dashscope_policy)
+        app.router.add_post("/oss", self._oss_upload)
         app.router.add_post("/api/v3/contents/generations/tasks", self._ark_create)
         app.router.add_get("/api/v3/contents/generations/tasks/{id}", self._ark_get)
+        app.router.add_delete("/api/v3/contents/generations/tasks/{id}", self._ark_delete)
         app.router.add_post("/v1/videos", self._openai_create)
         app.router.add_get("/v1/videos/{id}", self._openai_get)
         app.router.add_get("/v1/videos/{id}/content", self._openai_content)
@@ -210,7 +245,8 @@ class VideoMockServer:
             raw = await request.read()
             with contextlib.suppress(ValueError):
                 body = json.loads(raw) if raw else None
-        record = VideoRequest(request.method, request.path, request.headers, body, form, files, time.monotonic())
+        query = dict(request.query)
+        record = VideoRequest(request.method, request.path, request.headers, body, form, files, time.monotonic(), query)
         with self._lock:
             self._requests.append(record)
         return record
@@ -263,6 +299,14 @@ class VideoMockServer:
         key = _key_of(request)
         if not self._authorized(request):
             return self._error(shape, 401, "Unauthorized", "invalid api key")
+        if plan.key_blocked:
+            self._drop_plan()
+            code, message = {
+                "dashscope": ("AccessDenied", "Access denied: the API key is blocked."),
+                "ark": ("AccessDenied", "The API key is blocked."),
+                "openai": ("account_deactivated", "This key is blocked."),
+            }.get(shape, ("PERMISSION_DENIED", "Requests from this API key are blocked."))
+            return self._error(shape, 403, code, self._echo(plan, key, message))
         if plan.submit_refusal:
             self._drop_plan()
             code, message = {
@@ -272,7 +316,7 @@ class VideoMockServer:
                 "ark": ("InputTextSensitiveContentDetected", "The input text may contain sensitive information."),
                 "openai": ("moderation_blocked", "blocked"),
             }[shape]
-            return self._error(shape, 400, code, self._echo(plan, key, message))
+            return self._error(shape, 400, plan.refusal_code or code, self._echo(plan, key, message))
         if plan.submit_status != 200:
             self._drop_plan()
             code = {
@@ -304,6 +348,17 @@ class VideoMockServer:
         tid, _ = self._new_task("gemini", request, record.json)
         return _json(200, {"id": tid, "status": "in_progress", "model": (record.json or {}).get("model")})
 
+    async def _gemini_cancel(self, request: web.Request) -> web.Response:
+        await self._record(request)
+        tid = request.match_info["id"]
+        with self._lock:
+            known = tid in self._tasks
+            if known:
+                self.cancelled.append(tid)
+        if not known:
+            return self._error("gemini", 404, "NOT_FOUND", f"no interaction {tid}")
+        return _json(200, {"id": tid, "status": "cancelled"})
+
     async def _gemini_get(self, request: web.Request) -> web.Response:
         await self._record(request)
         tid = request.match_info["id"]
@@ -312,18 +367,41 @@ class VideoMockServer:
             return self._error("gemini", 404 if task is None else 401, "NOT_FOUND", f"no interaction {tid}")
         if self._running(task):
             return _json(200, {"id": tid, "status": "in_progress"})
-        if task.plan.outcome == "fail":
+        plan = task.plan
+        if plan.error_body:
+            error = {
+                "code": 500,
+                "message": self._echo(task, task.key, "Internal error encountered."),
+                "status": "INTERNAL",
+            }
+            return _json(200, {"error": error})
+        if plan.end_status:
+            return _json(200, {"id": tid, "status": plan.end_status})
+        if plan.outcome == "fail":
             error = {"code": 13, "message": self._echo(task, task.key, "internal error while generating")}
             return _json(200, {"id": tid, "status": "failed", "errors": [error]})
-        if task.plan.outcome == "refuse":
+        if plan.outcome == "refuse":
             error = {"code": 400, "message": self._echo(task, task.key, "Output blocked by safety filters")}
             return _json(200, {"id": tid, "status": "failed", "errors": [error]})
+        steps: list[dict[str, Any]] = []
+        body = task.body if isinstance(task.body, dict) else {}
+        if body.get("previous_interaction_id"):  # an extension's answer repeats the earlier turn first
+            earlier = {"type": "video", "mime_type": "video/mp4", "data": base64.b64encode(self.earlier_video).decode()}
+            steps += [
+                {"type": "user_input", "content": [{"type": "text", "text": "the earlier turn"}]},
+                {"type": "model_output", "content": [earlier]},
+            ]
+        steps.append({"type": "user_input", "content": _gemini_input(body.get("input"))})
+        if plan.step_error:
+            error = {"code": 3, "message": self._echo(task, task.key, "The output was blocked by safety filters.")}
+            steps.append({"type": "model_output", "content": [], "error": error})
+            return _json(200, {"id": tid, "status": "completed", "steps": steps})
         video: dict[str, Any] = {"type": "video", "mime_type": "video/mp4"}
-        if task.plan.delivery == "url":
+        if plan.delivery == "url":
             video["uri"] = self._file_url(tid, task)
         else:
             video["data"] = base64.b64encode(self.video).decode()
-        steps = [{"type": "thought", "summary": []}, {"type": "model_output", "content": [video]}]
+        steps += [{"type": "thought", "summary": []}, {"type": "model_output", "content": [video]}]
         return _json(200, {"id": tid, "status": "completed", "steps": steps})
 
     # -- Veo on Vertex AI ----------------------------------------------------------------------------
@@ -370,8 +448,77 @@ class VideoMockServer:
             return self._error("dashscope", 403, "AccessDenied", msg)
         if (failure := self._submit_error(request, "dashscope")) is not None:
             return failure
+        if (bad := self._oss_refs(request, record.json)) is not None:
+            return self._error("dashscope", 400, "InvalidParameter", bad)
+        plan = self._peek_plan()
+        if plan.error_body:
+            self._drop_plan()
+            message = self._echo(plan, _key_of(request), "Input data may contain inappropriate content.")
+            return _json(200, {"code": "DataInspectionFailed", "message": message, "request_id": "req-mock"})
         tid, _ = self._new_task("dashscope", request, record.json)
         return _json(200, {"output": {"task_id": tid, "task_status": "PENDING"}, "request_id": "req-mock"})
+
+    def _oss_refs(self, request: web.Request, body: Any) -> str | None:
+        """Why the ``oss://`` URLs of a task cannot be resolved (None: they can)."""
+        body_input = body.get("input") if isinstance(body, dict) else None
+        if not isinstance(body_input, dict):
+            return None
+        urls = [body_input.get("img_url")] + [
+            m.get("url") for m in body_input.get("media") or () if isinstance(m, dict)
+        ]
+        for url in urls:
+            if not isinstance(url, str) or not url.startswith("oss://"):
+                continue
+            if request.headers.get("X-DashScope-OssResourceResolve") != "enable":
+                return f"url error, please check url! ({url}: oss:// needs X-DashScope-OssResourceResolve)"
+            with self._lock:
+                if url.removeprefix("oss://") not in self.uploads:
+                    return f"url error, please check url! (no object {url})"
+        return None
+
+    async def _dashscope_policy(self, request: web.Request) -> web.Response:
+        await self._record(request)
+        if not self._authorized(request) or request.query.get("action") != "getPolicy":
+            return self._error("dashscope", 401 if not self._authorized(request) else 400, "InvalidParameter", "bad")
+        number = next(self._ids)
+        model = request.query.get("model", "")
+        output = {
+            "policy": base64.b64encode(b'{"conditions": []}').decode(),
+            "signature": "mock-signature",
+            "upload_dir": f"dashscope-instant/mock{number}/{model}",
+            "upload_host": f"{self.url}/oss",
+            "expire_in_seconds": 300,
+            "max_file_size_mb": 100,
+            "capacity_limit_mb": 999999999,
+            "oss_access_key_id": "MOCK-OSS-ACCESS-ID",
+            "x_oss_object_acl": "private",
+            "x_oss_forbid_overwrite": "true",
+        }
+        return _json(200, {"request_id": "req-mock", "data": output, "output": output})
+
+    async def _oss_upload(self, request: web.Request) -> web.Response:
+        record = await self._record(request)
+        need = ("OSSAccessKeyId", "Signature", "policy", "key", "success_action_status")
+        if any(name not in record.form for name in need) or "file" not in record.files:
+            return web.Response(status=400, text="<Error><Code>InvalidArgument</Code></Error>")
+        if "Authorization" in request.headers:
+            return web.Response(status=400, text="<Error><Code>InvalidArgument</Code>two auths</Error>")
+        with self._lock:
+            if record.form["key"] in self.uploads and record.form.get("x-oss-forbid-overwrite") == "true":
+                return web.Response(status=409, text="<Error><Code>FileAlreadyExists</Code></Error>")
+            self.uploads[record.form["key"]] = record.files["file"]
+        return web.Response(status=200)
+
+    async def _dashscope_cancel(self, request: web.Request) -> web.Response:
+        await self._record(request)
+        tid = request.match_info["id"]
+        with self._lock:
+            known = tid in self._tasks
+            if known:
+                self.cancelled.append(tid)
+        if not known:
+            return self._error("dashscope", 404, "NotFound", f"no task {tid}")
+        return _json(200, {"request_id": "req-mock"})
 
     async def _dashscope_get(self, request: web.Request) -> web.Response:
         await self._record(request)
@@ -384,7 +531,7 @@ class VideoMockServer:
             output["task_status"] = "RUNNING"
             return _json(200, {"output": output, "request_id": "req-mock"})
         if task.plan.outcome in ("fail", "refuse"):
-            code = "InternalError" if task.plan.outcome == "fail" else "DataInspectionFailed"
+            code = "InternalError" if task.plan.outcome == "fail" else task.plan.refusal_code or "DataInspectionFailed"
             message = self._echo(task, task.key, "mock task failure")
             output |= {"task_status": "FAILED", "code": code, "message": message}
             return _json(200, {"output": output, "request_id": "req-mock"})
@@ -412,13 +559,26 @@ class VideoMockServer:
         if self._running(task):
             return _json(200, {"id": ident, "model": model, "status": "running"})
         if task.plan.outcome in ("fail", "refuse"):
-            code = "InternalServiceError" if task.plan.outcome == "fail" else "OutputVideoSensitiveContentDetected"
+            refused = task.plan.refusal_code or "OutputVideoSensitiveContentDetected"
+            code = "InternalServiceError" if task.plan.outcome == "fail" else refused
             error = {"code": code, "message": self._echo(task, task.key, "mock task failure")}
             return _json(200, {"id": ident, "model": model, "status": "failed", "error": error})
         content = {"video_url": self._file_url(ident.removeprefix("cgt-"), task)}
         body = {"id": ident, "model": model, "status": "succeeded", "content": content}
         body |= {"seed": (task.body or {}).get("seed"), "usage": {"completion_tokens": 108900}}
         return _json(200, body)
+
+    async def _ark_delete(self, request: web.Request) -> web.Response:
+        await self._record(request)
+        ident = request.match_info["id"]
+        tid = ident.removeprefix("cgt-")
+        with self._lock:
+            known = tid in self._tasks
+            if known:
+                self.cancelled.append(ident)
+        if not known:
+            return self._error("ark", 404, "NotFound", f"no task {ident}")
+        return _json(200, {})
 
     # -- OpenAI-style videos (SGLang diffusion) ------------------------------------------------------
 
@@ -464,3 +624,12 @@ class VideoMockServer:
             message = self._echo(task, task.key, "NoSuchKey: the object expired")
             return web.Response(status=task.plan.download_status, text=message)
         return web.Response(body=self.video, content_type="video/mp4")
+
+
+def _gemini_input(value: Any) -> list[Any]:
+    """The content of the user turn a request's ``input`` makes (a text, a list of blocks, or user_input steps)."""
+    if isinstance(value, str):
+        return [{"type": "text", "text": value}]
+    if isinstance(value, list) and value and all(isinstance(v, dict) and v.get("type") == "user_input" for v in value):
+        return [block for step in value for block in step.get("content") or ()]
+    return list(value) if isinstance(value, list) else []

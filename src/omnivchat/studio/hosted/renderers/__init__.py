@@ -6,6 +6,8 @@ from omnivchat.studio.hosted.renderers._base import (
     RENDERER_VERSION,
     HostedVideoRenderer,
     RendererConfigError,
+    RenderInputRefused,
+    RenderKeyRejected,
     Uploader,
     VideoRendererConfig,
 )
@@ -32,6 +34,8 @@ __all__ = [
     "OpenAIVideosConfig",
     "OpenAIVideosRenderer",
     "Price",
+    "RenderInputRefused",
+    "RenderKeyRejected",
     "RendererConfigError",
     "SeedanceConfig",
     "SeedanceRenderer",

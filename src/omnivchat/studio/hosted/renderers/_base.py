@@ -3,9 +3,15 @@ timeout, download the clip, write it to ``out_path`` atomically, probe it, and r
 
 Failures are sorted for the engine (docs/studio.md, "The engine"):
 
-- a moderation refusal (at submit or in the task) -> ``RenderRefused``: the script must change, the engine
-  rewrites it;
-- a task that fails, times out (``timeout_s``), or ends without a usable clip -> ``RenderFailed``: re-seed;
+- a moderation refusal of the prompt (at submit or in the task) -> ``RenderRefused``: the script must change, the
+  engine rewrites it;
+- the key or its permissions rejected (HTTP 401/403, google.rpc ``UNAUTHENTICATED`` / ``PERMISSION_DENIED``) ->
+  ``RenderKeyRejected``, and a refusal of an input medium that no rewrite can change (Seedance: a real face in a
+  reference image) -> ``RenderInputRefused``: neither is a render failure or a refusal of the script, so the
+  engine stops the instance (a rerun resumes it). A rejected key is remembered per model: later renders with it
+  fail at once, with no request;
+- a task that fails, times out (``timeout_s``; the task is cancelled where the API can), or ends without a usable
+  clip -> ``RenderFailed``: re-seed;
 - a transient HTTP failure at submit (429, 5xx, a dropped connection, no answer within ``request_timeout_s``) ->
   ``RouteError`` with a retryable kind, which the engine's call layer retries. Nothing has been paid for then.
   While polling, the same failures are tolerated until the overall timeout: retrying the whole call would pay for
@@ -50,7 +56,7 @@ from omnivchat.studio.hosted.renderers._prices import cost_usd, price_for
 from omnivchat.studio.hosted.renderers._prompt import build_prompt
 from omnivchat.studio.hosted.renderers._refs import Capabilities, MediaPlan, plan_media
 
-RENDERER_VERSION = "1"
+RENDERER_VERSION = "2"
 """Part of every renderer's name, hence of the engine's call cache key: bump it when a request changes."""
 
 MAX_JSON_BYTES = 64 * 1024 * 1024
@@ -62,6 +68,19 @@ Uploader = Callable[[Path], str]
 
 class RendererConfigError(OmnivchatError, ValueError):
     """A video renderer's configuration is invalid; the message names the field."""
+
+
+class RenderKeyRejected(OmnivchatError):
+    """The provider rejected the key or its permissions (a blocked or wrong key, a model the account may not use):
+    no rewrite or re-seed can help, so the engine stops the instance instead of looping."""
+
+
+class RenderInputRefused(OmnivchatError):
+    """The provider refused an input medium (a reference image, a first frame), not the prompt: a rewritten script
+    sends the same media, so the engine stops the instance instead of rewriting."""
+
+
+_KEY_STATUSES = frozenset({"UNAUTHENTICATED", "PERMISSION_DENIED"})
 
 
 class VideoRendererConfig(BaseModel):
@@ -236,6 +255,7 @@ class HostedVideoRenderer(ABC):
         self._own_loop: LoopThread | None = None
         self._loop_lock = threading.Lock()
         self.upload = upload
+        self._rejected: dict[str, str] = {}  # model -> the message of the key rejection it got
         from omnivchat._canonical import sha256_json
 
         shaping = self.config.model_dump(mode="json", exclude=set(OPERATIONAL_FIELDS))
@@ -279,8 +299,34 @@ class HostedVideoRenderer(ABC):
         """Each provider says."""
 
     def refusal(self, code: str, message: str) -> bool:
-        """Whether an error (HTTP 4xx at submit, or a failed task) is a moderation refusal."""
+        """Whether an error (HTTP 4xx at submit, or a failed task) is a moderation refusal of the prompt."""
         return False
+
+    def input_refusal(self, code: str, message: str) -> bool:
+        """Whether an error is the provider's refusal of an input medium (checked before ``refusal``)."""
+        return False
+
+    def key_rejection(self, status: int, code: str) -> bool:
+        """Whether an error rejects the key or its permissions: HTTP 401/403 or a google.rpc status saying so
+        (checked before ``refusal``: a blocked key's message may say "blocked")."""
+        return status in (401, 403) or code in _KEY_STATUSES
+
+    async def cancel(self, session: Any, job: Job, handle: str) -> None:
+        """Cancel a task that ran past ``timeout_s``, where the API can (best effort: the render fails anyway)."""
+        return None  # optional hook: not every API cancels
+
+    def task_error(self, what: str, code: str, message: str, *, status: int = 0) -> Exception:
+        """The exception for a failed task or an error answer: key rejected, input refused, prompt refused, or a
+        failed render."""
+        if self.key_rejection(status, code):
+            return self.key_rejected(what, status, code, message)
+        if self.input_refusal(code, message):
+            return RenderInputRefused(
+                self.text(f"{self.name}: {what}: the provider refused an input medium{reason(code, message)}", 600)
+            )
+        if self.refusal(code, message):
+            return self.refused(what, code, message)
+        return self.failed(f"{what}{reason(code, message)}")
 
     def error_kind(self, status: int, code: str) -> str:
         return _status_kind(status)
@@ -301,6 +347,17 @@ class HostedVideoRenderer(ABC):
 
     def failed(self, message: str) -> RenderFailed:
         return RenderFailed(self.text(f"{self.name}: {message}", 600))
+
+    def key_rejected(self, what: str, status: int, code: str, message: str) -> RenderKeyRejected:
+        where = f"the key in {self.config.api_key_env}" if self.config.api_key_env else "the key"
+        http = f"HTTP {status} " if status else ""
+        return RenderKeyRejected(
+            self.text(
+                f"{self.name}: {what}: {http}the provider rejected {where} or its permissions"
+                f"{reason(code, message)}; fix the key or the account: every render with it fails the same way",
+                600,
+            )
+        )
 
     def url(self, path: str) -> str:
         return self.base_url + path
@@ -337,9 +394,11 @@ class HostedVideoRenderer(ABC):
         body: Any = None,
         form: Any = None,
         headers: Mapping[str, str] | None = None,
+        empty_ok: bool = False,
     ) -> Any:
-        """One API call; its JSON answer. Non-2xx answers become RenderRefused (moderation, 4xx only) or
-        RouteError with the status's kind; the provider's code and message are kept, redacted and cut."""
+        """One API call; its JSON answer (``empty_ok``: an empty 2xx body is ``{}``, as a DELETE may answer).
+        Non-2xx answers become RenderKeyRejected (401/403), RenderInputRefused or RenderRefused (moderation, 4xx
+        only) or RouteError with the status's kind; the provider's code and message are kept, redacted and cut."""
         import aiohttp
 
         sent = {"Accept": "application/json", **self.auth_headers(), **(headers or {})}
@@ -377,6 +436,8 @@ class HostedVideoRenderer(ABC):
             payload = None
         if not 200 <= status < 300:
             raise self._http_failure(status, payload, raw, retry_after, what)
+        if payload is None and empty_ok and not raw.strip():
+            return {}
         if payload is None:
             raise RouteError(
                 "malformed", f"{self.name}: {what}: HTTP {status} but the answer is not JSON", http_status=status
@@ -387,8 +448,10 @@ class HostedVideoRenderer(ABC):
         code, message = error_fields(payload)
         if payload is None and raw:
             message = " ".join(raw[:2000].decode("utf-8", "replace").split())  # a proxy's page, say
-        if 400 <= status < 500 and status not in (408, 429) and self.refusal(code, message):
-            return self.refused(what, code, message)
+        if 400 <= status < 500 and status not in (408, 429):
+            error = self.task_error(what, code, message, status=status)
+            if not isinstance(error, RenderFailed):
+                return error
         detail = (
             f"{self.name}: {what}: HTTP {status}" + (f" {code}" if code else "") + (f": {message}" if message else "")
         )
@@ -464,10 +527,18 @@ class HostedVideoRenderer(ABC):
             failure = RenderRefused(self._redactor.text(str(err)))
         except RenderFailed as err:
             failure = RenderFailed(self._redactor.text(str(err)))
+        except RenderKeyRejected as err:
+            failure = RenderKeyRejected(self._redactor.text(str(err)))
+            self._rejected[job.model] = str(failure)
+        except RenderInputRefused as err:
+            failure = RenderInputRefused(self._redactor.text(str(err)))
         raise failure  # outside the handlers: nothing unredacted rides along as __context__
 
     async def _run(self, job: Job) -> Clip:
         import aiohttp
+
+        if job.model in self._rejected:  # a blocked key stays blocked: no request, the same clear error
+            raise RenderKeyRejected(self._rejected[job.model])
 
         out = job.request.out_path
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -495,8 +566,10 @@ class HostedVideoRenderer(ABC):
             left = deadline - time.monotonic()
             if left <= 0:
                 why = f"; last poll failure: {transient}" if transient else ""
+                cancelled = await self._cancel(session, job, handle)
                 raise self.failed(
                     f"task {handle} not finished after {self.config.timeout_s:g} s (last status {status}){why}"
+                    f"{cancelled}"
                 )
             await asyncio.sleep(min(interval, left))
             polls += 1
@@ -511,6 +584,18 @@ class HostedVideoRenderer(ABC):
             if isinstance(state, Ready):
                 return state
             status = self.text(state.status, 80)
+
+    async def _cancel(self, session: Any, job: Job, handle: str) -> str:
+        """Cancel the timed-out task (one request, its failure only noted): '; cancelled', '' or why not."""
+        if type(self).cancel is HostedVideoRenderer.cancel:
+            return ""
+        try:
+            await self.cancel(session, job, handle)
+        except (RouteError, OmnivchatError) as err:
+            job.notes["cancel_failed"] = self.text(str(err), 200)
+            return "; cancelling it failed"
+        job.notes["cancelled"] = True
+        return "; the task was cancelled"
 
     async def _save(self, session: Any, ready: Ready, tmp: Path) -> None:
         if ready.data is not None:

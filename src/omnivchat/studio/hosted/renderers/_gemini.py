@@ -1,10 +1,19 @@
-"""Gemini Omni on the Gemini API (Interactions API): ``POST /v1beta/interactions`` with ``background: true``, then
-``GET /v1beta/interactions/{id}`` until ``status`` leaves ``in_progress``; the clip is in ``steps[]`` as
-``{type: "model_output", content: [{type: "video", mime_type, data | uri}]}``. Key: ``x-goog-api-key``.
+"""Gemini Omni on the Gemini API (Interactions API), as google-genai 3.x calls it: ``POST /v1/interactions`` with
+``background: true``, then ``GET /v1/interactions/{id}`` while ``status`` is ``in_progress`` or ``queued``; any other
+status ends the task (``completed``; ``failed``, ``cancelled``, ``incomplete``, ``budget_exceeded``,
+``requires_action``, ``requires_continuation``...). Key: ``x-goog-api-key``. A timed-out interaction is cancelled
+(``POST /v1/interactions/{id}/cancel``).
+
+Input with images goes as one user turn, ``[{type: "user_input", content: [text, image...]}]`` (the SDK wraps a bare
+list of blocks so). The clip is read as the SDK's ``output_video``: the last video block of the ``model_output`` steps
+after the last ``user_input`` step (an extension's answer may hold the earlier turn's steps too); a legacy
+``outputs`` list counts as one ``model_output`` step. With no video there, the steps' ``error`` (google.rpc
+``Status``), the interaction's ``errors[]`` or a top-level ``error`` say why.
 
 Unconfirmed (shared/reference/video-generation.md): ``generation_config.seed`` on the Gemini API (documented on
-Agent Platform; ``send_seed: false`` leaves it out), the shape of a moderation refusal (recognised here by the
-google.rpc status and words such as "safety" or "blocked" in the error), and the price (relay only)."""
+Agent Platform; ``send_seed: false`` leaves it out), the shape of a moderation refusal (recognised here by words
+such as "safety" or "blocked" in the error, after key and permission errors are set apart), and the price (relay
+only)."""
 
 from __future__ import annotations
 
@@ -26,13 +35,13 @@ from omnivchat.studio.hosted.renderers._base import (
     VideoRendererConfig,
     b64_file,
     error_fields,
-    reason,
 )
 from omnivchat.studio.hosted.renderers._refs import Capabilities, latest_clip
 
 GEMINI_API = "https://generativelanguage.googleapis.com"
 _MODERATION = re.compile(r"safety|blocked|prohibited|responsible ai|usage (?:guidelines|policies)|sensitive", re.I)
-_DONE_BAD = ("failed", "cancelled", "incomplete")
+_PENDING = ("in_progress", "queued")
+API = "/v1/interactions"
 
 
 class GeminiOmniConfig(VideoRendererConfig):
@@ -98,7 +107,7 @@ class GeminiOmniRenderer(HostedVideoRenderer):
         c = self.config
         body: dict[str, Any] = {
             "model": c.model,
-            "input": job.prompt if len(blocks) == 1 else blocks,
+            "input": job.prompt if len(blocks) == 1 else [{"type": "user_input", "content": blocks}],
             "response_modalities": ["video"],
             "background": True,
             "response_format": {
@@ -130,54 +139,87 @@ class GeminiOmniRenderer(HostedVideoRenderer):
     def refusal(self, code: str, message: str) -> bool:
         return bool(_MODERATION.search(f"{code} {message}"))
 
+    def key_rejection(self, status: int, code: str) -> bool:
+        # google.rpc codes in a step's Status: 7 PERMISSION_DENIED, 16 UNAUTHENTICATED
+        return super().key_rejection(status, code) or code in ("7", "16")
+
     async def submit(self, session: Any, job: Job) -> str:
-        answer = await self.request_json(
-            session, "POST", self.url("/v1beta/interactions"), what="submit", body=job.payload
-        )
+        answer = await self.request_json(session, "POST", self.url(API), what="submit", body=job.payload)
         ident = answer.get("id") if isinstance(answer, dict) else None
         if not isinstance(ident, str) or not ident:
             raise self.failed("the interaction was created without an id")
         return ident
 
     async def check(self, session: Any, job: Job, handle: str) -> Pending | Ready:
-        answer = await self.request_json(
-            session, "GET", self.url(f"/v1beta/interactions/{quote(handle, safe='')}"), what="poll"
-        )
+        answer = await self.request_json(session, "GET", self.url(f"{API}/{quote(handle, safe='')}"), what="poll")
+        if not isinstance(answer, dict):
+            raise self.failed(f"interaction {handle}: the answer is not a JSON object")
         status = str(answer.get("status") or "")
+        if answer.get("error") and status not in ("completed",):
+            code, message = error_fields(answer)  # an error answered with HTTP 200
+            raise self.task_error(f"interaction {handle}", code, message)
+        if status in _PENDING or (not status and not answer.get("steps") and not answer.get("outputs")):
+            return Pending(status or "in_progress")
         if status == "completed":
-            return self._video(answer)
-        if status in _DONE_BAD:
-            code, message = _interaction_error(answer)
-            if self.refusal(code, message):
-                raise self.refused("task", code, message)
-            raise self.failed(f"interaction {handle} ended {status}" + reason(code, message))
-        return Pending(status or "in_progress")
-
-    def _video(self, answer: dict[str, Any]) -> Ready:
-        for step in answer.get("steps") or ():
-            if not isinstance(step, dict):
-                continue
-            for block in step.get("content") or ():
-                if not isinstance(block, dict) or block.get("type") != "video":
-                    continue
-                if isinstance(block.get("data"), str):
-                    try:
-                        return Ready(data=base64.b64decode(block["data"], validate=True))
-                    except (binascii.Error, ValueError):
-                        raise self.failed("the video's inline data is not base64") from None
-                if isinstance(block.get("uri"), str):
-                    return Ready(url=block["uri"], auth=True)
+            return self._video(handle, answer)
         code, message = _interaction_error(answer)
-        if self.refusal(code, message):
-            raise self.refused("task", code, message)
-        raise self.failed("the interaction completed without a video" + (f" ({message})" if message else ""))
+        raise self.task_error(f"interaction {handle} ended {status or 'without a status'}", code, message)
+
+    async def cancel(self, session: Any, job: Job, handle: str) -> None:
+        url = self.url(f"{API}/{quote(handle, safe='')}/cancel")
+        await self.request_json(session, "POST", url, what="cancel", empty_ok=True)
+
+    def _video(self, handle: str, answer: dict[str, Any]) -> Ready:
+        block = _output_video(_steps(answer))
+        if block is not None:
+            if isinstance(block.get("data"), str):
+                try:
+                    return Ready(data=base64.b64decode(block["data"], validate=True))
+                except (binascii.Error, ValueError):
+                    raise self.failed("the video's inline data is not base64") from None
+            if isinstance(block.get("uri"), str):
+                return Ready(url=block["uri"], auth=True)
+        code, message = _interaction_error(answer)
+        if code or message:
+            raise self.task_error(f"interaction {handle} completed without a video", code, message)
+        raise self.failed(f"interaction {handle} completed without a video")
 
     def finished(self, job: Job, clip: Clip) -> None:
         self._interactions[clip.sha256] = str(job.notes.get("task", ""))
 
 
+def _steps(answer: dict[str, Any]) -> list[dict[str, Any]]:
+    steps = answer.get("steps")
+    if not isinstance(steps, list) and isinstance(answer.get("outputs"), list):
+        steps = [{"type": "model_output", "content": answer["outputs"]}]  # the legacy shape
+    return [step for step in steps or () if isinstance(step, dict)]
+
+
+def _current(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The steps after the last ``user_input`` step: this request's answer."""
+    for i in range(len(steps) - 1, -1, -1):
+        if steps[i].get("type") == "user_input":
+            return steps[i + 1 :]
+    return steps
+
+
+def _output_video(steps: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The last video block of the current ``model_output`` steps (the SDK's ``output_video``)."""
+    for step in reversed(_current(steps)):
+        if step.get("type") != "model_output" or not isinstance(step.get("content"), list):
+            continue
+        for block in reversed(step["content"]):
+            if isinstance(block, dict) and block.get("type") == "video":
+                return block
+    return None
+
+
 def _interaction_error(answer: dict[str, Any]) -> tuple[str, str]:
-    """The first of ``errors[]``, else ``error``."""
+    """Why an interaction has no clip: the last current step's ``error``, else the first of ``errors[]``, else a
+    top-level ``error``."""
+    for step in reversed(_current(_steps(answer))):
+        if isinstance(step.get("error"), dict):
+            return error_fields({"error": step["error"]})
     errors = answer.get("errors")
     if isinstance(errors, list) and errors:
         first = errors[0]

@@ -5,9 +5,12 @@ returns ``{id: "cgt-..."}``; ``GET .../tasks/{id}`` until ``status`` is succeede
 ``content[]`` holds the prompt (``{type: "text"}``) and media with roles: ``image_url`` as ``first_frame`` or
 ``reference_image``, ``audio_url`` as ``reference_audio``. Top-level fields: ``ratio``, ``duration``,
 ``resolution``, ``seed``, ``generate_audio``, ``return_last_frame``. The modes (text, first frame, references)
-are mutually exclusive; reference audio is never sent alone. Moderation codes ``Input*SensitiveContentDetected``
-and ``OutputVideoSensitiveContentDetected[.PolicyViolation]`` are refusals (real faces in a reference image are
-reported to trip the input filter on 2.0).
+are mutually exclusive; reference audio is never sent alone. ``InputTextSensitiveContentDetected`` and
+``OutputVideoSensitiveContentDetected[.PolicyViolation]`` are refusals of the script (rewritten). A refused input
+medium (``InputImageSensitiveContentDetected``, e.g. ``.PrivacyInformation`` for a real face in a reference image;
+the same for video and audio inputs) is not: a rewritten script sends the same media, so it stops the instance
+(``RenderInputRefused``). A timed-out task is cancelled (``DELETE .../tasks/{id}``; ModelArk cancels queued
+tasks).
 
 Images go as base64 data URLs unless an ``upload`` hook gives URLs; audio needs the hook. Unconfirmed: the
 duration range of seedance-1-5-pro (4-12 s is assumed), the shortest 2.5 clip (4 s is assumed), and the price
@@ -29,12 +32,12 @@ from omnivchat.studio.hosted.renderers._base import (
     Ready,
     VideoRendererConfig,
     error_fields,
-    reason,
 )
 from omnivchat.studio.hosted.renderers._refs import Capabilities
 
 BYTEPLUS_ARK = "https://ark.ap-southeast.bytepluses.com"
 _MODERATION = re.compile(r"^(?:Input\w*|Output\w*)SensitiveContentDetected(?:\.\w+)?$")
+_INPUT_MEDIA = re.compile(r"^Input(?:Image|Video|Audio)SensitiveContentDetected(?:\.\w+)?$")
 _PENDING = ("queued", "running")
 
 
@@ -115,6 +118,13 @@ class SeedanceRenderer(HostedVideoRenderer):
     def refusal(self, code: str, message: str) -> bool:
         return bool(_MODERATION.match(code))
 
+    def input_refusal(self, code: str, message: str) -> bool:
+        return bool(_INPUT_MEDIA.match(code))
+
+    async def cancel(self, session: Any, job: Job, handle: str) -> None:
+        path = f"/api/v3/contents/generations/tasks/{quote(handle, safe='')}"
+        await self.request_json(session, "DELETE", self.url(path), what="cancel", empty_ok=True)
+
     async def submit(self, session: Any, job: Job) -> str:
         answer = await self.request_json(
             session, "POST", self.url("/api/v3/contents/generations/tasks"), what="submit", body=job.payload
@@ -144,6 +154,4 @@ class SeedanceRenderer(HostedVideoRenderer):
                 notes["completion_tokens"] = usage["completion_tokens"]
             return Ready(url=url, notes={k: v for k, v in notes.items() if v is not None})
         code, message = error_fields(answer)
-        if self.refusal(code, message):
-            raise self.refused("task", code, message)
-        raise self.failed(f"task {handle} ended {status}" + reason(code, message))
+        raise self.task_error(f"task {handle} ended {status}", code, message)

@@ -6,9 +6,11 @@ a storage download hook (``gcs_download``), else the render fails saying so. An 
 the environment (``VERTEX_ACCESS_TOKEN`` by default, e.g. ``$(gcloud auth print-access-token)``; it expires
 after about an hour).
 
-A prompt blocked by Responsible-AI filtering (``raiMediaFilteredCount`` with no video) is a refusal. Unconfirmed:
-the price, the duration field on extension, and whether an extended clip comes back with the earlier clip in
-front (the base cuts it off when it does)."""
+A prompt blocked by Responsible-AI filtering (``raiMediaFilteredCount`` with no video) is a refusal; a rejected
+token or permission (401/403, ``UNAUTHENTICATED``, ``PERMISSION_DENIED``) stops the instance whatever its message
+says. Durations: 4, 6 or 8 s at 720p; 8 s at 1080p and 4k and with reference images; an extension adds a fixed 7 s
+(``durationSeconds: 7``), so a script longer than 7 s is refused before any request. Unconfirmed: the price, and
+whether an extended clip comes back with the earlier clip in front (the base cuts it off when it does)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from omnivchat.studio.engine._agents import RenderRequest
+from omnivchat.studio.engine._agents import RenderRefused, RenderRequest
 from omnivchat.studio.hosted.renderers._base import (
     HostedVideoRenderer,
     Job,
@@ -30,10 +32,11 @@ from omnivchat.studio.hosted.renderers._base import (
     VideoRendererConfig,
     b64_file,
     error_fields,
-    reason,
 )
 from omnivchat.studio.hosted.renderers._refs import Capabilities
 
+EXTEND_S = 7
+"""The length of what a Veo extension adds, whatever is asked."""
 _MODERATION = re.compile(r"usage guidelines|responsible ai|\brai\b|safety|sensitive|prohibited|blocked", re.I)
 
 GcsDownload = Callable[[str], bytes]
@@ -52,9 +55,9 @@ class VeoConfig(VideoRendererConfig):
 
 
 class VeoRenderer(HostedVideoRenderer):
-    """Veo 3.1 (``veo-3.1-generate-001``, ``-fast-``, ``-lite-``): 4, 6 or 8 s, seed (uint32), first frame
-    (``image``), up to 3 reference images (``referenceImages``, 8-second clips only: the duration becomes 8),
-    and extension of an earlier clip (``video``; ``extend: true``)."""
+    """Veo 3.1 (``veo-3.1-generate-001``, ``-fast-``, ``-lite-``): 4, 6 or 8 s (8 s at 1080p and 4k), seed
+    (uint32), first frame (``image``), up to 3 reference images (``referenceImages``, 8-second clips only: the
+    duration becomes 8), and extension of an earlier clip by 7 s (``video``; ``extend: true``)."""
 
     kind = "veo"
     config_type = VeoConfig
@@ -80,8 +83,15 @@ class VeoRenderer(HostedVideoRenderer):
         return Capabilities(first_frame=True, reference_images=3, extend=True)
 
     def adjust(self, job: Job) -> None:
-        if job.media.reference_images:
-            job.clip_s = 8  # reference images are taken for 8-second clips only
+        if job.media.extend is not None:
+            if job.request.script.duration_s > EXTEND_S + 1e-3:
+                raise RenderRefused(
+                    f"{self.name}: the script lasts {job.request.script.duration_s:g} s and a Veo extension adds "
+                    f"{EXTEND_S} s: shorten the script"
+                )
+            job.clip_s = EXTEND_S  # an extension is always 7 s long
+        elif job.media.reference_images or self.config.resolution.lower() in ("1080p", "4k"):
+            job.clip_s = 8  # reference images, 1080p and 4k are taken for 8-second clips only
 
     def encode(self, job: Job) -> None:
         from omnivchat.media import mime_type
@@ -119,6 +129,10 @@ class VeoRenderer(HostedVideoRenderer):
     def refusal(self, code: str, message: str) -> bool:
         return bool(_MODERATION.search(message))
 
+    def key_rejection(self, status: int, code: str) -> bool:
+        # an operation's google.rpc Status: 7 PERMISSION_DENIED, 16 UNAUTHENTICATED
+        return super().key_rejection(status, code) or code in ("7", "16")
+
     async def submit(self, session: Any, job: Job) -> str:
         answer = await self.request_json(
             session, "POST", self._model_url("predictLongRunning"), what="submit", body=job.payload
@@ -136,9 +150,7 @@ class VeoRenderer(HostedVideoRenderer):
             return Pending("running")
         if answer.get("error"):
             code, message = error_fields(answer)
-            if self.refusal(code, message):
-                raise self.refused("task", code, message)
-            raise self.failed("operation failed" + reason(code, message))
+            raise self.task_error("operation failed", code, message)
         response = answer.get("response") or {}
         for video in response.get("videos") or ():
             if isinstance(video, dict) and isinstance(video.get("bytesBase64Encoded"), str):
