@@ -12,7 +12,7 @@ from rich.table import Table
 from omnivchat.cli._app import console, fail, warn
 
 if TYPE_CHECKING:
-    from omnivchat.rl.curves import Agreement, CurvesFile
+    from omnivchat.rl.curves import Agreement, CurvesFile, Estimate
 
 rl_app = typer.Typer(
     help="OmniVChat-RL: training analytics (Figure 4, checkpoint selection, Appendix E.5).", no_args_is_help=True
@@ -30,6 +30,10 @@ def _sign(stats: Agreement) -> str:
     return f"{s.agree}/{s.n} agree, p {s.p:.3g}" + (f", {s.ties} ties left out" if s.ties else "")
 
 
+def _estimate(e: Estimate, digits: int = 4) -> str:
+    return f"n/a ({e.note})" if e.value is None else f"{e.value:.{digits}f}"
+
+
 def print_curves(result: CurvesFile) -> None:
     """The selection, the left-out runs, and the Appendix E.5 table with its sign tests."""
     selection = result.selection
@@ -44,9 +48,32 @@ def print_curves(result: CurvesFile) -> None:
                 warn(f"{name} step {p.step} left out: {p.excluded} ({p.path})")
             elif p.n_unscored:
                 warn(f"{name} step {p.step}: {p.n_unscored} of {p.n_items} items unscored, averaged without them")
+    control = result.control
+    if control is not None and result.checkpoints:
+        if control.set is not None:
+            console.print(
+                f"Figure 4 control: {control.set}, the {control.language} items of {control.of}", highlight=False
+            )
+        else:
+            console.print(f"Figure 4 control ({control.language} items of {control.of}): absent, {control.absent}")
+    label = "Pooled Mean" if result.metric == "pooled" else "Subcategory Mean"
+    if result.trends:
+        trends = Table(title=f"Appendix E.5: each curve ({label})", title_justify="left")
+        for column in ("set", "points", "Spearman with step", "noise σ̂ (5-point MA)", "mean gain", "σ̂ / gain"):
+            trends.add_column(column)
+        for t in result.trends:
+            rho = t.with_step.spearman
+            trends.add_row(
+                t.set,
+                str(t.with_step.n),
+                f"n/a ({t.with_step.note or 'undefined'})" if rho is None else f"{rho:.3f}",
+                _estimate(t.noise),
+                _estimate(t.gain),
+                _estimate(t.ratio, 2),
+            )
+        console.print(trends)
     if not result.pairs:
         return
-    label = "Pooled Mean" if result.metric == "pooled" else "Subcategory Mean"
     table = Table(title=f"Appendix E.5: correlations of the held-out curves ({label})", title_justify="left")
     for column in ("pair", "grid", "level r (n)", "change r (n)", "sign test on changes"):
         table.add_column(column)
@@ -118,6 +145,13 @@ def curves_command(
             "(Subcategory Mean, as Figure 4).",
         ),
     ] = "pooled",
+    control_of: Annotated[
+        str,
+        typer.Option(
+            "--control",
+            help="Set whose Chinese (zh) items make Figure 4's control curve, SET-zh (absent when its runs hold none).",
+        ),
+    ] = "bench",
 ) -> None:
     """Plot Figure 4 of a training run, select its checkpoint and correlate its held-out curves (Appendix E.5).
 
@@ -125,12 +159,16 @@ def curves_command(
     step. The bottom row is each set's Subcategory Mean per checkpoint, with the selected checkpoint: the one with
     the best development Subcategory Mean (ties: the earliest). An incomplete or unscored run is left out and
     listed, never read as 0. For every pair of sets: level and change correlations over checkpoints and over
-    block means of k checkpoints, each with its number of points, and the sign test on the changes.
+    block means of k checkpoints, each with its number of points, and the sign test on the changes. For each
+    curve: its correlation with the training step, the residual SD around a centered five-point moving average,
+    the mean gain per checkpoint and their ratio. Figure 4's control, the Chinese items of the bench set, is a
+    curve of its own when the runs hold them.
     """
     from omnivchat._files import check_output_dir
     from omnivchat.rl.curves import (
         DEFAULT_BLOCKS,
         METRICS,
+        add_control,
         analyse,
         eval_grid,
         is_curves_dir,
@@ -150,7 +188,8 @@ def curves_command(
     if index is not None:
         specs += read_eval_index(index)
     steps = read_reward_logs(log) if log else []
-    curves = read_evaluations(eval_grid(specs))
+    grid = eval_grid(specs)
+    curves, control = add_control(read_evaluations(grid), grid, of=control_of)
     result = analyse(
         log or [],
         steps,
@@ -158,6 +197,7 @@ def curves_command(
         select_on=select_on,
         metric=metric,  # narrowed to a Metric by the check against METRICS above
         blocks=blocks or DEFAULT_BLOCKS,
+        control=control,
     )
     print_curves(result)
     written = write_curves(output, steps, result)

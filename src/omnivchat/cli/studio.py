@@ -30,7 +30,9 @@ studio_app = typer.Typer(
 @studio_app.command("run")
 def studio_run_command(
     output: Annotated[Path, typer.Option("--output", "-o", help="Bench directory to write (or to resume).")],
-    n: Annotated[int, typer.Option("--n", min=1, help="Instances per subcategory.")],
+    n: Annotated[
+        int, typer.Option("--n", min=1, help="Instances per subcategory (those --n-per and --counts do not name).")
+    ],
     all_: Annotated[bool, typer.Option("--all", help="Every shipped subcategory (17).")] = False,
     config: Annotated[
         list[str] | None,
@@ -60,11 +62,28 @@ def studio_run_command(
             help="KIND=N: a repair limit (render, rewrite, plan, qa, refine, total) over the configs'; repeatable.",
         ),
     ] = None,
+    n_per: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--n-per",
+            help="SUBCAT=N: instances of one subcategory instead of --n (over --counts); repeatable.",
+            show_default=False,
+        ),
+    ] = None,
+    counts_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--counts",
+            help="YAML or JSON mapping SUBCAT: N (instances per subcategory instead of --n), e.g. "
+            "examples/studio/figure3-counts.yaml for the paper's 2,800.",
+        ),
+    ] = None,
 ) -> None:
-    """Synthesize N instances of each subcategory: attribute and corpus sampling (Eq. 7), the single-turn
-    (modules 0-14) or multi-turn (a-n) state machine with bounded repair, tail repair, and a bench directory that
-    `omnivchat validate` accepts. Rerun the same command to resume; a finished one adds nothing. Every instance's
-    trace (accepted or discarded, with its reason) is kept: see `omnivchat studio trace`.
+    """Synthesize N instances of each subcategory (or per-subcategory counts: --n-per, --counts): attribute and
+    corpus sampling (Eq. 7), the single-turn (modules 0-14) or multi-turn (a-n) state machine with bounded repair,
+    tail repair, and a bench directory that `omnivchat validate` accepts. Rerun the same command to resume; a
+    finished one adds nothing. Every instance's trace (accepted or discarded, with its reason) is kept: see
+    `omnivchat studio trace`.
 
     --budget caps what the synthesis spends in all (agent calls and renders; every agent needs a price): an
     instance whose next call would pass it stops, not run (exit status 3), and a rerun with a larger budget
@@ -73,12 +92,26 @@ def studio_run_command(
 
     from omnivchat.studio.backends import make_agents
     from omnivchat.studio.config import load_all, load_config
-    from omnivchat.studio.engine import parse_repair_budgets, studio_run
+    from omnivchat.studio.engine import (
+        instance_counts,
+        parse_count_items,
+        parse_repair_budgets,
+        read_counts_file,
+        studio_run,
+    )
 
     if all_ == bool(config):
         raise fail("give --all or --config SUBCAT (one of them)")
     configs = load_all() if all_ else [load_config(c) for c in config or []]
     repair_limits = parse_repair_budgets(repair_budget or [])
+    counts = read_counts_file(counts_file, configs) if counts_file is not None else {}
+    counts |= parse_count_items(n_per or [], configs)  # the command line's over the file's
+    per_code = instance_counts(configs, n, counts)
+    if counts:
+        console.print(
+            f"instances: {sum(per_code.values())} ({', '.join(f'{code} {k}' for code, k in per_code.items())})",
+            highlight=False,
+        )
     agents = make_agents(backend, configs, defect_rate=defect_rate, agents_file=agents_file)
     bar = Progress(
         TextColumn("{task.description}"),
@@ -112,6 +145,7 @@ def studio_run_command(
             on_done=on_done,
             budget_usd=budget,
             repairs=repair_limits,
+            counts=counts,
         )
     ended = summary.accepted + sum(summary.discarded.values())
     console.print(

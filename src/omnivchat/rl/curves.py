@@ -2,12 +2,15 @@
 
 Paper: Section 4.3 (Figure 4: the unweighted reward terms of Eq. 4, raw Reply Efficiency, reply length, and the
 held-out Subcategory Mean of Eq. 2 per set with the selected checkpoint; the checkpoint with the best
-development Subcategory Mean is selected) and Appendix E.5 (level and change correlations, Eq. 13, between the
-held-out curves; block means over k checkpoints; the sign test).
+development Subcategory Mean is selected; the bottom-right panel's language-matched control, the Chinese-only
+bench subset) and Appendix E.5 (level and change correlations, Eq. 13, between the held-out curves; block means
+over k checkpoints; the sign test; each curve's correlation with the training step, its residual SD around a
+centered five-point moving average, its mean gain per checkpoint and the ratio of the two).
 
 Inputs are the reward service's per-step log (JSONL, one line per training step) and the scores.json of one
-evaluation run per (set, checkpoint step). The maths is pure; reading and writing sit at the edges of this
-module. numpy, scipy and matplotlib load only inside the functions that need them.
+evaluation run per (set, checkpoint step), with the run's store for each item's language. The maths is pure;
+reading and writing sit at the edges of this module. numpy, scipy and matplotlib load only inside the functions
+that need them.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ import io
 import json
 import math
 import re
+import statistics
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
@@ -53,7 +57,9 @@ METRICS: tuple[Metric, ...] = ("pooled", "subcategory")
 # Every file this module may write into an output folder: a rerun removes the ones it does not write again, so a
 # panel left over from an earlier log can never sit beside numbers it does not match.
 PANELS = ("reward-terms", "reply-efficiency", "reply-length", "heldout", "figure4")
-OUTPUT_NAMES = frozenset({CURVES_FILE, "correlations.csv"} | {f"{p}.{ext}" for p in PANELS for ext in ("png", "json")})
+OUTPUT_NAMES = frozenset(
+    {CURVES_FILE, "correlations.csv", "trends.csv"} | {f"{p}.{ext}" for p in PANELS for ext in ("png", "json")}
+)
 # Okabe-Ito: distinguishable with colour-vision deficiencies and in greyscale print (as the report's plots).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000")
 
@@ -548,14 +554,236 @@ def e5_statistics(
     *,
     metric: Metric = "pooled",
     blocks: Sequence[int] = DEFAULT_BLOCKS,
+    skip: Collection[frozenset[str]] = (),
 ) -> list[PairStats]:
-    """Appendix E.5 for every pair of sets, in the order the sets were given."""
+    """Appendix E.5 for every pair of sets, in the order the sets were given; the pairs in ``skip`` are left out
+    (a set and its own control share instances, where E.5's sets share none)."""
     names = [name for name, points in curves.items() if points]
     return [
         pair_stats(curves[x], curves[y], metric=metric, blocks=blocks)
         for i, x in enumerate(names)
         for y in names[i + 1 :]
+        if frozenset((x, y)) not in skip
     ]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Appendix E.5: each curve on its own (its trend, its noise, its mean gain)
+
+NOISE_WINDOW = 5
+"""Appendix E.5: "Residual standard deviations use a centered five-point moving average"."""
+
+
+def moving_average(values: Sequence[float | None], window: int = NOISE_WINDOW) -> list[float | None]:
+    """Appendix E.5: the centered moving average of ``window`` (odd) checkpoints; "endpoint windows use all
+    available points", so the window is cut at the curve's ends (x_0's averages x_0..x_2 for window 5).
+
+    A left-out checkpoint (None) is skipped inside a window like a point past the end (our extension: the paper's
+    grid has no gap). A window holding fewer than 3 present points gives None: a point averaged with at most one
+    neighbour says little about the curve around it, and alone it would leave a residual of exactly 0.
+    """
+    if window < 3 or window % 2 == 0:
+        raise ValueError(f"window {window}: an odd number >= 3")
+    half = window // 2
+    out: list[float | None] = []
+    for t, x in enumerate(values):
+        near = [v for v in values[max(0, t - half) : t + half + 1] if v is not None]
+        out.append(None if x is None or len(near) < 3 else math.fsum(near) / len(near))
+    return out
+
+
+class Estimate(BaseModel):
+    """One number of Appendix E.5, or None with the reason it is undefined (printed as "n/a (reason)")."""
+
+    value: float | None = None
+    note: str | None = None
+
+
+def residual_sd(values: Sequence[float | None], window: int = NOISE_WINDOW) -> Estimate:
+    """Appendix E.5's measurement-variation estimate σ̂_q: the standard deviation of the residuals x_t − m_t around
+    the centered moving average m_t (:func:`moving_average`).
+
+    The paper does not say which standard deviation; this is the population one (divisor n, numpy's default),
+    over every checkpoint whose window holds 3 present points. Undefined with fewer than 3 residuals, and for a
+    constant curve (no variation to measure: its 0 would read as a perfectly quiet measurement).
+    """
+    present = [x for x in values if x is not None]
+    if len(present) < 3:
+        return Estimate(note=f"fewer than 3 points ({len(present)})")
+    if len(set(present)) == 1:
+        return Estimate(note="a constant curve")
+    smooth = moving_average(values, window)
+    residuals = [x - m for x, m in zip(values, smooth, strict=True) if x is not None and m is not None]
+    if len(residuals) < 3:
+        return Estimate(note=f"fewer than 3 residuals ({len(residuals)}): too many gaps")
+    return Estimate(value=statistics.pstdev(residuals))
+
+
+def mean_gain(values: Sequence[float | None], steps: Sequence[int]) -> Estimate:
+    """Appendix E.5: the mean checkpoint gain Δτ̄_q = (x_T − x_0) / T, T the number of checkpoint intervals on the
+    curve's grid (50 for the paper's 51 checkpoints, one every 20 steps).
+
+    Undefined with fewer than 3 checkpoints, and when the first or last checkpoint is left out (the endpoint
+    difference needs both ends; filling one in would move the gain). A constant curve's gain is 0, a number.
+    """
+    if len(values) != len(steps):
+        raise ValueError(f"{len(values)} values on {len(steps)} steps")
+    if len(values) < 3:
+        return Estimate(note=f"fewer than 3 checkpoints ({len(values)})")
+    for end, x, step in (("first", values[0], steps[0]), ("last", values[-1], steps[-1])):
+        if x is None:
+            return Estimate(note=f"the {end} checkpoint (step {step}) is left out")
+    first, last = values[0], values[-1]
+    assert first is not None and last is not None
+    return Estimate(value=(last - first) / (len(values) - 1))
+
+
+def noise_to_gain(noise: Estimate, gain: Estimate) -> Estimate:
+    """Appendix E.5's ratio σ̂_q / Δτ̄_q: short-term variation against the mean gain of one checkpoint (the paper
+    finds 1.1 to 2.6). Undefined when either is, and when the curve did not rise (Δτ̄_q <= 0: the ratio would
+    compare the noise with a loss, or divide by 0)."""
+    if noise.value is None:
+        return Estimate(note=f"no noise estimate: {noise.note}")
+    if gain.value is None:
+        return Estimate(note=f"no mean gain: {gain.note}")
+    if gain.value <= 0:
+        return Estimate(note=f"the curve did not rise (mean gain {gain.value:.4g})")
+    return Estimate(value=noise.value / gain.value)
+
+
+class CurveTrend(BaseModel):
+    """Appendix E.5 for one held-out curve: its correlation with the training step (Pearson and Spearman; the
+    paper reports Spearman >= 0.932 for each curve), the residual SD around a centered moving average (σ̂_q), the
+    mean gain per checkpoint (Δτ̄_q) and their ratio σ̂_q / Δτ̄_q."""
+
+    set: str
+    metric: Metric
+    steps: list[int] = Field(description="The curve's grid: every evaluated step, left out or not.")
+    with_step: Correlation
+    window: int = NOISE_WINDOW
+    noise: Estimate
+    gain: Estimate
+    ratio: Estimate
+
+
+def curve_trend(points: Sequence[CheckpointScore], *, metric: Metric = "pooled") -> CurveTrend:
+    """Appendix E.5 for one set's checkpoints (in step order; a left-out run is a gap, never a 0)."""
+    if not points:
+        raise ValueError("curve_trend needs a non-empty curve")
+    points = sorted(points, key=lambda p: p.step)
+    steps = [p.step for p in points]
+    values = [p.value(metric) for p in points]
+    present = [(t, x) for t, x in zip(steps, values, strict=True) if x is not None]
+    noise = residual_sd(values)
+    gain = mean_gain(values, steps)
+    return CurveTrend(
+        set=points[0].set,
+        metric=metric,
+        steps=steps,
+        with_step=correlation([float(t) for t, _ in present], [x for _, x in present]),
+        noise=noise,
+        gain=gain,
+        ratio=noise_to_gain(noise, gain),
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Figure 4's control set: the Chinese-only subset of the bench
+
+CONTROL_LANGUAGE = "zh"
+DEFAULT_CONTROL_OF = "bench"
+
+
+class Control(BaseModel):
+    """Figure 4's language-matched control (bottom right: the Chinese OmniVChat-Bench instances beside Bench-Human,
+    whose recordings are all Chinese): which set it is taken from, its curve's name, or why it is absent."""
+
+    of: str
+    language: str = CONTROL_LANGUAGE
+    set: str | None = Field(None, description="The control curve's set name (``bench-zh``), None when absent.")
+    absent: str | None = Field(None, description="Why there is no control curve.")
+
+
+def item_languages(run_dir: Path) -> dict[str, str] | None:
+    """Instance id -> language, as the run's store recorded it (``omnivchat eval`` keeps each item's language
+    beside its reply); None when the run has no store or its items record no language."""
+    from omnivchat.runs import STORE_FILE, RunError, RunStore
+
+    path = run_dir / STORE_FILE
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    try:
+        with RunStore(path, read_only=True) as store:
+            rows = store.items()
+    except RunError as err:
+        raise CurvesError(f"{path}: cannot read the run store ({err})") from None
+    languages = {str(r["item_id"]): r["meta"]["language"] for r in rows if isinstance(r["meta"].get("language"), str)}
+    return languages or None
+
+
+def _language_base(language: str) -> str:
+    return language.split("-")[0].lower()
+
+
+def read_subset_checkpoint(spec: EvalSpec, name: str, language: str = CONTROL_LANGUAGE) -> CheckpointScore | None:
+    """The checkpoint of one run scored on its ``language`` items only, as set ``name``; None when the run records
+    no item language or holds no item in ``language``. Table 1's RE and Len are the whole run's, so they are left
+    empty here; an incomplete run is left out as :func:`read_checkpoint` leaves it out."""
+    path = spec.path
+    file = path / SCORES_FILE if path.is_dir() else path
+    if not file.is_file():
+        return None
+    languages = item_languages(file.parent)
+    if languages is None:
+        return None
+    scores = read_scores(file, error=CurvesError)
+    if not isinstance(scores, NativeScores):
+        return None
+    items = [i for i in scores.items if _language_base(languages.get(i.id, "")) == language]
+    if not items:
+        return None
+    subset = scores.model_copy(update={"items": items})
+    point = checkpoint_from_scores(spec.model_copy(update={"set": name}), subset, file)
+    return point.model_copy(update={"re": None, "length": None})
+
+
+def control_curve(
+    grid: Mapping[str, Mapping[int, EvalSpec]], of: str = DEFAULT_CONTROL_OF, language: str = CONTROL_LANGUAGE
+) -> tuple[Control, list[CheckpointScore]]:
+    """Figure 4's control: set ``of``'s runs scored on their ``language`` items only (set ``OF-LANGUAGE``), one
+    checkpoint per run. Absent, with the reason, when there is no set ``of`` or none of its runs holds such an
+    item; a run without one (while others have them) is a left-out checkpoint, never a 0."""
+    runs = grid.get(of)
+    if not runs:
+        return Control(of=of, language=language, absent=f"no evaluation set named {of!r}"), []
+    name = f"{of}-{language}"
+    points = []
+    for step, spec in runs.items():
+        point = read_subset_checkpoint(spec, name, language)
+        points.append(
+            point
+            or CheckpointScore(set=name, step=step, path=str(spec.path), excluded=f"no {language} item in the run")
+        )
+    if all(p.excluded == f"no {language} item in the run" for p in points):
+        why = f"the runs of {of} hold no {language} item (or record no item language: no run store)"
+        return Control(of=of, language=language, absent=why), []
+    if name in grid:
+        raise CurvesError(f"set {name!r} is given, and is also the name of {of}'s {language} control: rename it")
+    return Control(of=of, language=language, set=name), points
+
+
+def add_control(
+    curves: Mapping[str, Sequence[CheckpointScore]],
+    grid: Mapping[str, Mapping[int, EvalSpec]],
+    of: str = DEFAULT_CONTROL_OF,
+    language: str = CONTROL_LANGUAGE,
+) -> tuple[dict[str, list[CheckpointScore]], Control]:
+    """``curves`` with Figure 4's control curve added after them when the runs hold it (:func:`control_curve`)."""
+    control, points = control_curve(grid, of, language)
+    out = {name: list(p) for name, p in curves.items()}
+    if control.set is not None:
+        out[control.set] = points
+    return out, control
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -573,6 +801,8 @@ class CurvesFile(FileModel):
     selection: Selection | None = None
     checkpoints: dict[str, list[CheckpointScore]] = Field(default_factory=dict)
     pairs: list[PairStats] = Field(default_factory=list)
+    trends: list[CurveTrend] = Field(default_factory=list, description="Appendix E.5 for each curve on its own.")
+    control: Control | None = Field(None, description="Figure 4's Chinese-only control, or why it is absent.")
 
 
 def analyse(
@@ -583,9 +813,11 @@ def analyse(
     select_on: str = DEVELOPMENT,
     metric: Metric = "pooled",
     blocks: Sequence[int] = DEFAULT_BLOCKS,
+    control: Control | None = None,
 ) -> CurvesFile:
-    """Selection (Section 4.3) and Appendix E.5 over the evaluation curves. With evaluation sets but none named
-    ``select_on``, CurvesError: a development set under another name must not pass unselected."""
+    """Selection (Section 4.3) and Appendix E.5 over the evaluation curves (``curves`` holds the control's curve
+    when :func:`add_control` found one). With evaluation sets but none named ``select_on``, CurvesError: a
+    development set under another name must not pass unselected."""
     if metric not in METRICS:
         raise CurvesError(f"metric {metric!r}: expected one of {', '.join(METRICS)}")
     bad = [k for k in blocks if k < 2]
@@ -607,7 +839,14 @@ def analyse(
         blocks=blocks,
         selection=selection,
         checkpoints={name: list(points) for name, points in curves.items()},
-        pairs=e5_statistics(curves, metric=metric, blocks=blocks),
+        pairs=e5_statistics(
+            curves,
+            metric=metric,
+            blocks=blocks,
+            skip=[frozenset((control.of, control.set))] if control is not None and control.set else [],
+        ),
+        trends=[curve_trend(points, metric=metric) for points in curves.values() if points],
+        control=control,
     )
 
 
@@ -773,6 +1012,23 @@ def correlations_csv(pairs: Sequence[PairStats]) -> str:
     return buffer.getvalue()
 
 
+def trends_csv(trends: Sequence[CurveTrend]) -> str:
+    """Appendix E.5 per curve as CSV: correlation with the step (Pearson, Spearman), σ̂ (the residual SD around a
+    centered moving average of ``window`` checkpoints), the mean gain per checkpoint and σ̂ / gain; an empty cell
+    is undefined, its reason in ``notes``."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(
+        ["set", "metric", "checkpoints", "n", "r_step", "spearman_step", "window", "noise", "gain", "ratio", "notes"]
+    )
+    for t in trends:
+        named = (("step", t.with_step.note), ("noise", t.noise.note), ("gain", t.gain.note), ("ratio", t.ratio.note))
+        notes = "; ".join(f"{what}: {note}" for what, note in named if note)
+        cells = [t.with_step.r, t.with_step.spearman, t.window, t.noise.value, t.gain.value, t.ratio.value]
+        writer.writerow([t.set, t.metric, len(t.steps), t.with_step.n, *("" if c is None else c for c in cells), notes])
+    return buffer.getvalue()
+
+
 def is_curves_dir(path: Path) -> bool:
     """A folder this module wrote (it holds curves.json): a rerun may replace its files."""
     return (path / CURVES_FILE).is_file()
@@ -796,6 +1052,8 @@ def write_curves(out_dir: Path, steps: Sequence[StepLog], result: CurvesFile) ->
         written.append(write_text_atomic(out_dir / f"{panel}.json", json.dumps(data, indent=2) + "\n"))
     if result.pairs:
         written.append(write_text_atomic(out_dir / "correlations.csv", correlations_csv(result.pairs)))
+    if result.trends:
+        written.append(write_text_atomic(out_dir / "trends.csv", trends_csv(result.trends)))
     written.append(write_model(out_dir / CURVES_FILE, result))
     for stale in sorted(OUTPUT_NAMES - {p.name for p in written}):
         (out_dir / stale).unlink(missing_ok=True)
@@ -803,31 +1061,44 @@ def write_curves(out_dir: Path, steps: Sequence[StepLog], result: CurvesFile) ->
 
 
 __all__ = [
+    "CONTROL_LANGUAGE",
     "CURVES_FILE",
     "CURVES_SCHEMA",
     "DEFAULT_BLOCKS",
+    "DEFAULT_CONTROL_OF",
     "DEVELOPMENT",
+    "NOISE_WINDOW",
     "Agreement",
     "BlockAgreement",
     "CheckpointScore",
+    "Control",
     "Correlation",
+    "CurveTrend",
     "CurvesError",
     "CurvesFile",
+    "Estimate",
     "EvalSpec",
     "PairStats",
     "Selection",
     "SignTest",
     "StepLog",
+    "add_control",
     "agreement",
     "analyse",
     "block_means",
     "changes",
     "checkpoint_from_scores",
+    "control_curve",
     "correlation",
     "correlations_csv",
+    "curve_trend",
     "e5_statistics",
     "eval_grid",
     "is_curves_dir",
+    "item_languages",
+    "mean_gain",
+    "moving_average",
+    "noise_to_gain",
     "pair_stats",
     "panel_numbers",
     "parse_eval_spec",
@@ -837,9 +1108,12 @@ __all__ = [
     "read_eval_index",
     "read_evaluations",
     "read_reward_logs",
+    "read_subset_checkpoint",
     "render_panels",
+    "residual_sd",
     "select_checkpoint",
     "sign_test",
     "spearman",
+    "trends_csv",
     "write_curves",
 ]

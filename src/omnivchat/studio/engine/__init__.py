@@ -13,6 +13,7 @@ from omnivchat.studio.engine._agents import (
     Reviewer,
 )
 from omnivchat.studio.engine._calls import AgentCallError, AgentCalls
+from omnivchat.studio.engine._counts import CountsError, instance_counts, parse_count_items, read_counts_file
 from omnivchat.studio.engine._pipeline import BUDGET_KINDS, Budgets, Job, Result, Synthesis, effective_budgets
 from omnivchat.studio.engine._run import (
     StudioError,
@@ -55,6 +56,7 @@ __all__ = [
     "Budgets",
     "Caption",
     "Clip",
+    "CountsError",
     "Decision",
     "Director",
     "DirectorRequest",
@@ -80,9 +82,12 @@ __all__ = [
     "Violation",
     "effective_budgets",
     "find_trace",
+    "instance_counts",
     "load_corpus",
+    "parse_count_items",
     "parse_repair_budgets",
     "plan_jobs",
+    "read_counts_file",
     "read_trace",
     "studio_run",
     "trace_table",

@@ -62,6 +62,9 @@ class StudioManifest(BaseModel):
     version: int = 1
     configs: dict[str, str] = Field(description="Subcategory code -> sha256 of its configuration.")
     n: int
+    counts: dict[str, int] = Field(
+        default_factory=dict, description="Subcategory code -> instances, where it is not n (--n-per, --counts)."
+    )
     seed: int
     backend: str
     defect_rate: float
@@ -129,16 +132,24 @@ def load_corpus(path: Path) -> list[Passage]:
     return passages
 
 
-def plan_jobs(configs: Sequence[SubcategoryConfig], passages: Sequence[Passage], *, n: int, seed: int) -> list[Job]:
-    """Module 0 for every instance: n assignments per subcategory by Eq. 7, an extra requirement drawn
-    independently at its probability, three passages balanced across the corpus's languages."""
+def plan_jobs(
+    configs: Sequence[SubcategoryConfig],
+    passages: Sequence[Passage],
+    *,
+    n: int,
+    seed: int,
+    counts: Mapping[str, int] | None = None,
+) -> list[Job]:
+    """Module 0 for every instance: n assignments per subcategory (``counts[code]`` where given) by Eq. 7, an
+    extra requirement drawn independently at its probability, three passages balanced across the corpus's
+    languages."""
     from omnivchat.studio.sampling import sample_assignments, sample_passages
 
     jobs = []
     for config in configs:
         assignments = sample_assignments(
             config.probabilities(),
-            n,
+            (counts or {}).get(config.code, n),
             preferences=config.preference_rules(),
             exclusions=config.exclusion_rules(),
             seed=_int_seed(seed, config.code, "attributes"),
@@ -175,17 +186,24 @@ def studio_run(
     on_done: Callable[[Trace], None] | None = None,
     budget_usd: float | None = None,
     repairs: Mapping[str, int] | None = None,
+    counts: Mapping[str, int] | None = None,
 ) -> Summary:
-    """Synthesize ``n`` instances of each configuration into the bench directory ``output`` (see the module
-    docstring). ``on_start(total, already_done)`` and ``on_done(trace)`` report progress.
+    """Synthesize ``n`` instances of each configuration (``counts[code]`` for a code it names) into the bench
+    directory ``output`` (see the module docstring). ``on_start(total, already_done)`` and ``on_done(trace)``
+    report progress.
 
     ``budget_usd``: the synthesis's total spending limit (agent calls and renders; what its store spent before
     counts): an instance whose next call would pass it stops, not run, and a rerun with a larger budget resumes
     it. Refused when an agent has no price.
 
     ``repairs``: repair limits by kind (``Budgets``' fields) that override ``budgets`` and each configuration's
-    own ``budgets``."""
+    own ``budgets``.
+
+    ``counts``: instances by subcategory code (Figure 3's are not one n for all); a code not among ``configs`` or
+    a count below 1 raises CountsError. Recorded in the manifest: a rerun with other counts is refused, as with
+    another ``n``."""
     from omnivchat.runs import Budget, run_lock
+    from omnivchat.studio.engine._counts import instance_counts
 
     if n < 1:
         raise StudioError(f"--n must be at least 1, got {n}")
@@ -196,6 +214,7 @@ def studio_run(
     repeated = sorted({c for c in codes if codes.count(c) > 1})
     if repeated:
         raise StudioError(f"subcategory {', '.join(repeated)} given more than once: give each configuration once")
+    per_code = instance_counts(configs, n, counts)
     repairs = parse_repair_budgets([f"{k}={v}" for k, v in (repairs or {}).items()])
     budgets = replace(budgets or Budgets(), **repairs)
     corpus_path = corpus or DEFAULT_CORPUS
@@ -203,6 +222,7 @@ def studio_run(
     manifest = StudioManifest(
         configs={c.code: _config_hash(c) for c in configs},
         n=n,
+        counts={code: count for code, count in sorted(per_code.items()) if count != n},
         seed=seed,
         backend=backend,
         defect_rate=defect_rate,
@@ -269,7 +289,7 @@ def _synthesize(
     repairs: Mapping[str, int] | None = None,
 ) -> Summary:
     studio = output / STUDIO_DIR
-    jobs = plan_jobs(configs, passages, n=manifest.n, seed=manifest.seed)
+    jobs = plan_jobs(configs, passages, n=manifest.n, seed=manifest.seed, counts=manifest.counts)
     summary = Summary()
     started = time.monotonic()
     todo = []
@@ -487,12 +507,17 @@ def _write_bench(output: Path, manifest: StudioManifest, jobs: Sequence[Job]) ->
         version="1",
         description=(
             f"Synthesized by omnivchat studio ({manifest.backend} backend, seed {manifest.seed}, {manifest.n} per "
-            f"subcategory, defect rate {manifest.defect_rate:g}); traces under {STUDIO_DIR}/traces."
+            f"subcategory{_other_counts(manifest.counts)}, defect rate {manifest.defect_rate:g}); traces under "
+            f"{STUDIO_DIR}/traces."
         ),
     )
     save_bench(Bench(root=output, info=info, instances=sorted(instances, key=lambda i: i.id)))
     load_bench(output)
     return output
+
+
+def _other_counts(counts: Mapping[str, int]) -> str:
+    return f" ({', '.join(f'{code} {count}' for code, count in counts.items())})" if counts else ""
 
 
 def _check_manifest(output: Path, manifest: StudioManifest) -> None:
