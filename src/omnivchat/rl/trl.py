@@ -263,7 +263,7 @@ def grpo_config(
         gradient_accumulation_steps=config.gradient_accumulation_steps,
         steps_per_generation=config.steps_per_generation,
         num_iterations=config.num_iterations,
-        num_generations=config.num_generations,
+        num_generations=config.num_generations or TABLE4_GENERATIONS,
     )
     if (config.max_steps, config.save_steps) != training_steps(iterations, checkpoint_every, per_iteration):
         raise RecipeError(
