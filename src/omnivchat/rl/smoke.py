@@ -279,7 +279,6 @@ def run_smoke(
         "generation_batch_size": prompts_per_step * num_generations,
         "num_generations": num_generations,
         "max_completion_length": max_completion_length,
-        "max_steps": steps,
         "save_strategy": "no",
         "logging_steps": 1,
         "report_to": "none",
@@ -289,14 +288,14 @@ def run_smoke(
         "disable_tqdm": True,
         "dataloader_num_workers": 0,
     }
-    config = grpo_config(**settings)
+    config = grpo_config(iterations=steps, checkpoint_every=steps, num_processes=1, **settings)
     trainer = GRPOTrainer(
         model=model,
         reward_funcs=[reward],
         args=config,
         train_dataset=dataset,
         processing_class=tokenizer,
-        peft_config=lora_config(exclude_modules=None),  # the tiny model has no vision or audio tower to leave out
+        peft_config=lora_config(),  # the tiny Qwen2's `model.layers.N` are a thinker's language-model layers
     )
     trainer.remove_callback(PrinterCallback)  # the caller prints the steps
     try:
@@ -345,6 +344,7 @@ _SHOWN = frozenset(
         "top_p",
         "max_completion_length",
         "learning_rate",
+        "lr_scheduler_type",
         "weight_decay",
         "max_steps",
     }

@@ -31,6 +31,16 @@ from omnivchat.rl._adapt import (
     make_service,
     totals_as_floats,
 )
+from omnivchat.rl.gspo import EPS_HIGH, EPS_LOW
+from omnivchat.rl.recipe import (
+    LM_TARGET_REGEX,
+    TABLE4_CHECKPOINT_EVERY,
+    TABLE4_GENERATIONS,
+    TABLE4_ITERATIONS,
+    TABLE4_ROLLOUT,
+    optimizer_steps_per_iteration,
+    training_steps,
+)
 from omnivchat.rl.service import RewardError, RewardService
 
 ORM_NAME = "omnivchat"
@@ -39,7 +49,16 @@ ENV_PREFIX = "OMNIVCHAT_RL_"
 """Settings of the registered ORM: OMNIVCHAT_RL_JUDGE (default rule), OMNIVCHAT_RL_JUDGES_FILE,
 OMNIVCHAT_RL_WEIGHTS ("1,0.5,0.1,0.5"), OMNIVCHAT_RL_GROUP_SIZE, OMNIVCHAT_RL_LOG, OMNIVCHAT_RL_CACHE_DIR."""
 
-__all__ = ["ENV_PREFIX", "ORM_NAME", "OmnivchatORM", "register", "settings_from_env", "swift_registry"]
+__all__ = [
+    "ENV_PREFIX",
+    "ORM_NAME",
+    "OmnivchatORM",
+    "register",
+    "settings_from_env",
+    "swift_arguments",
+    "swift_recipe",
+    "swift_registry",
+]
 
 
 class OmnivchatORM:
@@ -121,6 +140,68 @@ def register(name: str = ORM_NAME, **settings: Any) -> type[OmnivchatORM] | None
     cls = type(f"OmnivchatORM_{name}", (OmnivchatORM, base), {"settings": dict(settings), "__module__": __name__})
     orms[name] = cls
     return cls
+
+
+def swift_recipe(
+    *,
+    iterations: int = TABLE4_ITERATIONS,
+    checkpoint_every: int = TABLE4_CHECKPOINT_EVERY,
+    num_processes: int = 1,
+    per_device_train_batch_size: int = 1,
+    gradient_accumulation_steps: int = 1,
+    num_iterations: int = 1,
+) -> dict[str, Any]:
+    """Table 4 as ``swift rlhf --rlhf_type grpo`` arguments (name -> value).
+
+    ms-swift's GRPO trainer schedules rollouts as TRL does and counts ``max_steps``/``save_steps`` in optimizer
+    steps, so they are derived from the geometry (:func:`omnivchat.rl.recipe.optimizer_steps_per_iteration`;
+    ``num_processes`` is the world size, NPROC_PER_NODE x nodes; sequence parallelism is not covered). Its defaults
+    differ from Table 4 (cosine schedule, weight decay 0.1, T 0.9, LoRA r 8 / alpha 32 / dropout 0.05 on
+    all-linear), so every value is given; ``target_regex`` keeps the adapter on the thinker's language model.
+    ``per_device_train_batch_size`` defaults to ms-swift's 1.
+    """
+    per_iteration = optimizer_steps_per_iteration(
+        generation_batch_size=TABLE4_ROLLOUT,
+        per_device_train_batch_size=per_device_train_batch_size,
+        num_processes=num_processes,
+        gradient_accumulation_steps=gradient_accumulation_steps,
+        num_iterations=num_iterations,
+    )
+    max_steps, save_steps = training_steps(iterations, checkpoint_every, per_iteration)
+    return {
+        "num_generations": TABLE4_GENERATIONS,
+        "generation_batch_size": TABLE4_ROLLOUT,
+        "per_device_train_batch_size": per_device_train_batch_size,
+        "gradient_accumulation_steps": gradient_accumulation_steps,
+        "num_iterations": num_iterations,
+        "max_steps": max_steps,
+        "save_strategy": "steps",
+        "save_steps": save_steps,
+        "learning_rate": 1e-6,
+        "lr_scheduler_type": "constant",
+        "warmup_ratio": 0.0,
+        "weight_decay": 0.01,
+        "importance_sampling_level": "sequence",
+        "loss_type": "grpo",
+        "epsilon": EPS_LOW,
+        "epsilon_high": EPS_HIGH,
+        "scale_rewards": "none",
+        "beta": 0.0,
+        "temperature": 1.0,
+        "top_k": 20,
+        "top_p": 1.0,
+        "max_completion_length": 1024,
+        "tuner_type": "lora",  # ms-swift 4 (3.x called it train_type)
+        "lora_rank": 64,
+        "lora_alpha": 256,
+        "lora_dropout": 0.0,
+        "target_regex": LM_TARGET_REGEX,
+    }
+
+
+def swift_arguments(**kwargs: Any) -> list[str]:
+    """:func:`swift_recipe` as command-line tokens (``--name value``), for ``subprocess`` or ``shlex.join``."""
+    return [token for name, value in swift_recipe(**kwargs).items() for token in (f"--{name}", str(value))]
 
 
 if swift_registry() is not None:

@@ -7,12 +7,15 @@
   turns None into NaN, leaves that completion out of its group's mean and gives it advantage 0.
 - :func:`grpo_recipe` / :func:`grpo_config` and :func:`lora_recipe` / :func:`lora_config`: Table 4 as plain dicts
   and as ``trl.GRPOConfig`` / ``peft.LoraConfig`` (those two need the ``rl`` extra; nothing here imports them at
-  start-up).
+  start-up). Table 4's 1,000 iterations are rollouts: ``max_steps`` and ``save_steps`` are derived from the batch
+  geometry (:func:`omnivchat.rl.recipe.optimizer_steps_per_iteration`), and the adapter covers the thinker's
+  language model only (:data:`omnivchat.rl.recipe.LM_EXCLUDE_REGEX`).
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +32,19 @@ from omnivchat.rl._adapt import (
     reply_text,
 )
 from omnivchat.rl.gspo import EPS_HIGH, EPS_LOW
+from omnivchat.rl.recipe import (
+    LM_ATTENTION,
+    LM_EXCLUDE_REGEX,
+    LM_PROJECTIONS,
+    TABLE4_CHECKPOINT_EVERY,
+    TABLE4_GENERATIONS,
+    TABLE4_ITERATIONS,
+    TABLE4_ROLLOUT,
+    RecipeError,
+    expert_parameters,
+    optimizer_steps_per_iteration,
+    training_steps,
+)
 from omnivchat.rl.service import Completion, RewardError, RewardService, RewardTerms
 
 if TYPE_CHECKING:
@@ -44,6 +60,7 @@ __all__ = [
     "INSTANCE_COLUMN",
     "PROMPT_ID_COLUMN",
     "REWARD_NAME",
+    "RecipeError",
     "RewardFunction",
     "grpo_config",
     "grpo_recipe",
@@ -146,18 +163,18 @@ TABLE4_GRPO: dict[str, Any] = {
     "beta": 0.0,  # no KL penalty (no reference model is loaded)
     "entropy_coef": 1e-5,
     # Rollout: 32 prompts × N = 4 samples = 128 completions per iteration
-    "num_generations": 4,
-    "generation_batch_size": 128,
+    "num_generations": TABLE4_GENERATIONS,
+    "generation_batch_size": TABLE4_ROLLOUT,
     "temperature": 1.0,
     "top_k": 20,
     "top_p": 1.0,
     "max_completion_length": 1024,  # reply budget (the 11,072-token prompt budget is the dataset's to enforce)
-    # Optimisation: 1,000 iterations, a checkpoint every 20
+    # Optimisation: a flat learning rate (TRL's default "linear" decays it to 0); 1,000 iterations with a checkpoint
+    # every 20 are rollouts, turned into max_steps / save_steps by grpo_recipe
     "learning_rate": 1e-6,
+    "lr_scheduler_type": "constant",
     "weight_decay": 0.01,
-    "max_steps": 1000,
     "save_strategy": "steps",
-    "save_steps": 20,
     "remove_unused_columns": False,  # the reward function reads the `instance` and `prompt_id` columns
 }
 """Table 4 in ``trl.GRPOConfig``'s argument names (TRL >= 1.8)."""
@@ -166,39 +183,119 @@ TABLE4_LORA: dict[str, Any] = {
     "r": 64,
     "lora_alpha": 256,
     "lora_dropout": 0.0,
-    # attention and MoE expert projections of the thinker (Qwen naming); the router (`mlp.gate`) is not matched
-    "target_modules": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
-    # the vision and audio towers stay frozen
-    "exclude_modules": r".*(audio_tower|visual|vision_tower).*",
+    # attention and MLP / MoE expert projections (Qwen naming); the router (`mlp.gate`) is not matched
+    "target_modules": list(LM_PROJECTIONS),
+    # ... of the thinker's language model only: the audio and vision towers, the talker and the vocoder stay frozen
+    "exclude_modules": LM_EXCLUDE_REGEX,
     "task_type": "CAUSAL_LM",
 }
 """Table 4's adapter in ``peft.LoraConfig``'s argument names: rank 64, α 256, dropout 0."""
 
 
-def grpo_recipe(**overrides: Any) -> dict[str, Any]:
+TRAINING_ARGUMENTS_BATCH = 8
+"""``transformers.TrainingArguments``' default ``per_device_train_batch_size``."""
+
+
+def grpo_recipe(
+    *,
+    iterations: int = TABLE4_ITERATIONS,
+    checkpoint_every: int = TABLE4_CHECKPOINT_EVERY,
+    num_processes: int = 1,
+    **overrides: Any,
+) -> dict[str, Any]:
     """Table 4 as ``GRPOConfig`` keyword arguments (a new dict), with ``overrides`` applied (e.g. ``output_dir``,
-    ``per_device_train_batch_size``, ``bf16``)."""
-    return {**TABLE4_GRPO, **overrides}
+    ``per_device_train_batch_size``, ``bf16``).
+
+    ``iterations`` rollouts, a checkpoint every ``checkpoint_every`` of them, on ``num_processes`` processes
+    (the world size: GPUs over all nodes): ``max_steps`` and ``save_steps`` are those times the optimizer steps one
+    rollout feeds. Giving ``max_steps`` or ``save_steps`` yourself is an error (they would count optimizer steps).
+    With ``steps_per_generation`` overridden, ``generation_batch_size`` is left to TRL to derive.
+    """
+    given = sorted(set(overrides) & {"max_steps", "save_steps"})
+    if given:
+        raise RecipeError(
+            f"{' and '.join(given)} count optimizer steps: give iterations= and checkpoint_every= (rollouts) instead"
+        )
+    recipe = {**TABLE4_GRPO, **overrides}
+    if recipe.get("steps_per_generation") is not None and "generation_batch_size" not in overrides:
+        del recipe["generation_batch_size"]
+    per_iteration = optimizer_steps_per_iteration(
+        generation_batch_size=recipe.get("generation_batch_size"),
+        per_device_train_batch_size=recipe.get("per_device_train_batch_size", TRAINING_ARGUMENTS_BATCH),
+        num_processes=num_processes,
+        gradient_accumulation_steps=recipe.get("gradient_accumulation_steps", 1),
+        steps_per_generation=recipe.get("steps_per_generation"),
+        num_iterations=recipe.get("num_iterations", 1),
+        num_generations=recipe["num_generations"],
+    )
+    recipe["max_steps"], recipe["save_steps"] = training_steps(iterations, checkpoint_every, per_iteration)
+    return recipe
 
 
-def grpo_config(**overrides: Any) -> GRPOConfig:
-    """Table 4 as a ``trl.GRPOConfig`` (needs the ``rl`` extra). An override TRL does not know is its TypeError."""
+def grpo_config(
+    *,
+    iterations: int = TABLE4_ITERATIONS,
+    checkpoint_every: int = TABLE4_CHECKPOINT_EVERY,
+    num_processes: int | None = None,
+    **overrides: Any,
+) -> GRPOConfig:
+    """Table 4 as a ``trl.GRPOConfig`` (needs the ``rl`` extra); arguments as :func:`grpo_recipe`. An override TRL
+    does not know is its TypeError.
+
+    ``num_processes`` defaults to the launcher's ``WORLD_SIZE`` (accelerate and torchrun set it; 1 without one);
+    the config TRL builds is checked against it, so a mismatch is an error rather than a different run length.
+    """
     try:
         from trl import GRPOConfig
     except ImportError as err:
         raise RewardError(f"trl is not installed ({err}): install the `rl` extra (see docs/rl.md)") from None
-    return GRPOConfig(**grpo_recipe(**overrides))
+    if num_processes is None:
+        num_processes = int(os.environ.get("WORLD_SIZE", "1"))
+    recipe = grpo_recipe(
+        iterations=iterations, checkpoint_every=checkpoint_every, num_processes=num_processes, **overrides
+    )
+    config = GRPOConfig(**recipe)
+    # TRL resolved the geometry with its own world size: the run length must come out the same
+    per_iteration = optimizer_steps_per_iteration(
+        generation_batch_size=None,
+        per_device_train_batch_size=config.per_device_train_batch_size,
+        num_processes=config.world_size,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        steps_per_generation=config.steps_per_generation,
+        num_iterations=config.num_iterations,
+        num_generations=config.num_generations or TABLE4_GENERATIONS,
+    )
+    if (config.max_steps, config.save_steps) != training_steps(iterations, checkpoint_every, per_iteration):
+        raise RecipeError(
+            f"TRL runs on {config.world_size} process(es), the recipe was made for {num_processes}: "
+            "pass num_processes= (or launch with accelerate/torchrun, which set WORLD_SIZE)"
+        )
+    return config
 
 
-def lora_recipe(**overrides: Any) -> dict[str, Any]:
-    """Table 4's LoRA adapter as ``peft.LoraConfig`` keyword arguments (a new dict), with ``overrides``."""
-    return {**TABLE4_LORA, **overrides}
+def lora_recipe(model: Any = None, **overrides: Any) -> dict[str, Any]:
+    """Table 4's LoRA adapter as ``peft.LoraConfig`` keyword arguments (a new dict), with ``overrides``.
+
+    Give the ``model`` when its MoE experts are fused parameters (Qwen3-Omni in transformers >= 5): their full names
+    in the thinker's language model become ``target_parameters``, the only way peft reaches them, and
+    ``target_modules`` keeps the attention projections. (peft >= 0.19 on transformers 5 rewrites a
+    ``gate_proj``/``up_proj``/``down_proj`` target of such a model into the bare parameter names ``gate_up_proj`` and
+    ``down_proj``, which it matches by suffix, so the talker's experts would be adapted too.)
+    """
+    recipe = {**TABLE4_LORA}
+    if model is not None:
+        experts = expert_parameters(model)
+        if experts:
+            recipe["target_modules"] = [name for name in LM_PROJECTIONS if name in LM_ATTENTION]
+            recipe["target_parameters"] = experts
+    return {**recipe, **overrides}
 
 
-def lora_config(**overrides: Any) -> LoraConfig:
-    """Table 4's LoRA adapter as a ``peft.LoraConfig`` (needs the ``rl`` extra), for ``GRPOTrainer(peft_config=)``."""
+def lora_config(model: Any = None, **overrides: Any) -> LoraConfig:
+    """Table 4's LoRA adapter as a ``peft.LoraConfig`` (needs the ``rl`` extra), for ``GRPOTrainer(peft_config=)``;
+    arguments as :func:`lora_recipe`."""
     try:
         from peft import LoraConfig
     except ImportError as err:
         raise RewardError(f"peft is not installed ({err}): install the `rl` extra (see docs/rl.md)") from None
-    return LoraConfig(**lora_recipe(**overrides))
+    return LoraConfig(**lora_recipe(model, **overrides))

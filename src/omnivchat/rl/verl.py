@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import math
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -27,12 +28,23 @@ from typing import Any
 from omnivchat.bench import Instance
 from omnivchat.judges import RULE_JUDGE
 from omnivchat.rl._adapt import INSTANCE_COLUMN, completions_of, instance_json, make_service, totals_as_floats
+from omnivchat.rl.recipe import (
+    LM_EXCLUDE_REGEX,
+    LM_PROJECTIONS,
+    TABLE4_CHECKPOINT_EVERY,
+    TABLE4_GENERATIONS,
+    TABLE4_ITERATIONS,
+    TABLE4_PROMPTS,
+    RecipeError,
+    positive_int,
+    training_steps,
+)
 from omnivchat.rl.service import RewardError, RewardService
 
 INDEX_KEY = "index"
 """The ``extra_info`` key that names a row's prompt (verl's data preparation scripts fill it with the row index)."""
 
-__all__ = ["INDEX_KEY", "BatchScorer", "compute_score", "instance_json", "make_compute_score"]
+__all__ = ["INDEX_KEY", "BatchScorer", "compute_score", "instance_json", "make_compute_score", "verl_recipe"]
 
 
 class BatchScorer:
@@ -135,3 +147,50 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Sequence) or (hasattr(value, "__iter__") and not isinstance(value, int | float | bool)):
         return [_plain(v) for v in value]
     return value
+
+
+def verl_recipe(
+    *,
+    iterations: int = TABLE4_ITERATIONS,
+    checkpoint_every: int = TABLE4_CHECKPOINT_EVERY,
+    ppo_mini_batch_size: int = TABLE4_PROMPTS,
+    train_prompts: int | None = None,
+) -> dict[str, Any]:
+    """Table 4's run length, learning-rate schedule and adapter as verl config keys (dotted, as Hydra overrides).
+
+    verl's ``trainer.global_steps`` counts rollouts (one ``data.train_batch_size`` batch of prompts, n replies
+    each, then ``ppo_epochs`` passes in minibatches of ``ppo_mini_batch_size`` prompts), so an iteration is one
+    step: ``trainer.total_training_steps`` and ``trainer.save_freq`` are Table 4's numbers whatever the GPUs.
+    ``ppo_mini_batch_size`` must divide the 32 prompts (32: one update per rollout). verl also stops at the end of
+    ``trainer.total_epochs`` (default 30) passes over the data: give ``train_prompts`` (the training set's size) to
+    set enough epochs, ceil(iterations / floor(train_prompts / 32)) (verl drops the last partial batch).
+    """
+    iterations = positive_int("iterations", iterations)
+    mini = positive_int("ppo_mini_batch_size", ppo_mini_batch_size)
+    if TABLE4_PROMPTS % mini:
+        raise RecipeError(f"ppo_mini_batch_size {mini} does not divide the {TABLE4_PROMPTS} prompts of an iteration")
+    total, save = training_steps(iterations, checkpoint_every, 1)
+    recipe: dict[str, Any] = {
+        "data.train_batch_size": TABLE4_PROMPTS,
+        "actor_rollout_ref.rollout.n": TABLE4_GENERATIONS,
+        "actor_rollout_ref.actor.ppo_mini_batch_size": mini,
+        "actor_rollout_ref.actor.ppo_epochs": 1,
+        "actor_rollout_ref.actor.optim.lr": 1e-6,
+        "actor_rollout_ref.actor.optim.lr_scheduler_type": "constant",
+        "actor_rollout_ref.actor.optim.lr_warmup_steps_ratio": 0.0,
+        "actor_rollout_ref.actor.optim.weight_decay": 0.01,
+        "actor_rollout_ref.model.lora_rank": 64,
+        "actor_rollout_ref.model.lora_alpha": 256,
+        # leaf names plus an exclusion: verl writes target_modules into the saved adapter with list(), which would
+        # split a regex string into characters
+        "actor_rollout_ref.model.target_modules": list(LM_PROJECTIONS),
+        "actor_rollout_ref.model.exclude_modules": LM_EXCLUDE_REGEX,
+        "trainer.total_training_steps": total,
+        "trainer.save_freq": save,
+    }
+    if train_prompts is not None:
+        batches = positive_int("train_prompts", train_prompts) // TABLE4_PROMPTS
+        if batches == 0:
+            raise RecipeError(f"{train_prompts} training prompts do not fill one batch of {TABLE4_PROMPTS}")
+        recipe["trainer.total_epochs"] = math.ceil(iterations / batches)
+    return recipe
