@@ -4,6 +4,7 @@ instance's module-by-module trace)."""
 from __future__ import annotations
 
 import contextlib
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -97,7 +98,7 @@ def studio_run_command(
     def on_done(trace: Trace) -> None:
         bar.update(task, advance=1, description=f"synthesizing ({trace.id}: {trace.status})")
 
-    with bar, _closing(agents):
+    with _sigterm_as_ctrl_c(), bar, _closing(agents):
         summary = studio_run(
             configs,
             output,
@@ -157,6 +158,17 @@ def studio_run_command(
         raise typer.Exit(code=3)
     if summary.failed:
         raise typer.Exit(code=1)
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (``kill``, a scheduler ending the job) stops a synthesis as Ctrl-C does: nothing new starts, what
+    ended is kept, status 130 and a line saying how to resume (by default it would end the process mid-write)."""
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextlib.contextmanager

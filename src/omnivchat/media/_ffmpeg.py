@@ -102,10 +102,14 @@ def _failure(subject: Path | str | None, code: int, stderr: bytes) -> MediaError
 
 
 def run_ffmpeg(args: list[str], *, subject: Path | str | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run ffmpeg quietly with ``args``; raise MediaError naming ``subject`` with ffmpeg's last lines."""
+    """Run ffmpeg quietly with ``args``; raise MediaError naming ``subject`` with ffmpeg's last lines.
+
+    ffmpeg runs in a session of its own (as every child process of the tool does): a terminal's Ctrl-C reaches only
+    the tool, which decides what stops. On the calling thread an interrupt still kills it (``subprocess.run``
+    kills its child on any exception); on a worker thread it finishes its (short) work."""
     cmd = _base_cmd(args)
     _count()
-    proc = subprocess.run(cmd, capture_output=True, check=False)
+    proc = subprocess.run(cmd, capture_output=True, check=False, start_new_session=True)
     if proc.returncode != 0:
         raise _failure(subject, proc.returncode, proc.stderr)
     return proc
@@ -122,6 +126,7 @@ def popen_ffmpeg(args: list[str]) -> subprocess.Popen[bytes]:
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        start_new_session=True,
     )
 
 

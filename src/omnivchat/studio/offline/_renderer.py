@@ -79,6 +79,7 @@ def _ffmpeg_in_place(path: Path, args: list[str]) -> None:
         [ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-y", "-i", str(path), *args, str(tmp)],
         capture_output=True,
         text=True,
+        start_new_session=True,  # a terminal's Ctrl-C is the engine's to act on (see media.run_ffmpeg)
     )
     if result.returncode != 0:
         tmp.unlink(missing_ok=True)

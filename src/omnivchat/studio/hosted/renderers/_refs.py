@@ -117,7 +117,10 @@ def final_frame(clip: Path, out: Path) -> Path:
     tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex[:8]}.tmp.png")
     args = ["-sseof", "-0.2", "-i", str(clip), "-frames:v", "1", "-update", "1"]
     result = subprocess.run(
-        [ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-y", *args, str(tmp)], capture_output=True, text=True
+        [ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-y", *args, str(tmp)],
+        capture_output=True,
+        text=True,
+        start_new_session=True,  # a terminal's Ctrl-C is the engine's to act on (see media.run_ffmpeg)
     )
     if result.returncode != 0 or not tmp.is_file():
         tmp.unlink(missing_ok=True)
