@@ -40,6 +40,7 @@ MESSAGE = re.compile(
     r"interrupted: (\d+) accepted, (\d+) discarded, (\d+) not finished of (\d+) instances; "
     r"rerun the same command to resume"
 )
+IN_FLIGHT_S = 0.1  # see the hosted test
 EXIT_BOUND_S = 30.0  # generous: the machine may be loaded; the measured times are printed
 
 
@@ -210,12 +211,14 @@ def test_hosted_no_call_starts_after_the_interrupt_and_a_render_in_flight_is_can
         found = check_interrupted(proc, stdout, stderr, seconds, 4)
         chats = [r.time for r in llm.requests]
         submissions = [r.time for r in videos.submissions()]
-        late = [t - sent for t in chats + submissions if t > sent]
+        # A request the tool was already sending when the signal landed may arrive a moment later (the handler runs
+        # between two bytecodes of the main thread): IN_FLIGHT_S apart, an arrival after the signal is a new call.
+        after = [round(t - sent, 3) for t in chats + submissions if t > sent]
         print(
             f"\nhosted SIGINT during a hanging render: exit after {seconds:.2f} s; {found.group(0)}; "
-            f"{len(chats)} chat requests, {len(submissions)} submissions before it, {len(late)} after"
+            f"{len(chats)} chat requests and {len(submissions)} submissions in all, arriving after the signal: {after}"
         )
-        assert not late, f"requests started {late} s after the interrupt"
+        assert all(t <= IN_FLIGHT_S for t in after), f"requests started {after} s after the interrupt"
         assert seconds < 20, f"{seconds:.1f} s: the render in flight was not cancelled"
         assert found.group(1, 2) == ("0", "0")
 

@@ -64,7 +64,8 @@ def studio_run_command(
 ) -> None:
     """Synthesize N instances of each subcategory: attribute and corpus sampling (Eq. 7), the single-turn
     (modules 0-14) or multi-turn (a-n) state machine with bounded repair, tail repair, and a bench directory that
-    `omnivchat validate` accepts. Rerun the same command to resume; a finished one adds nothing. Every instance's
+    `omnivchat validate` accepts. Rerun the same command to resume; a finished one adds nothing. Ctrl-C or
+    SIGTERM starts nothing new and exits (status 130) within seconds; nothing that ended is lost. Every instance's
     trace (accepted or discarded, with its reason) is kept: see `omnivchat studio trace`.
 
     --budget caps what the synthesis spends in all (agent calls and renders; every agent needs a price): an
