@@ -12,6 +12,7 @@ Timings (signal to exit) are printed (`pytest -s`); only a generous bound is ass
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -58,9 +59,16 @@ def traces(out: Path) -> dict[str, dict[str, Any]]:
 
 
 def start(cmd: list[str], environ: dict[str, str]) -> subprocess.Popen[str]:
-    # A process group of its own, as a terminal's foreground job: the signal goes to the group (killpg).
+    # A process group of its own, as a terminal's foreground job: the signal goes to the group (killpg). SIGINT as
+    # a shell gives a foreground job (a shell starts a background job, and so pytest run with `&`, ignoring it).
     return subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ, start_new_session=True
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environ,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
@@ -232,3 +240,74 @@ def test_hosted_no_call_starts_after_the_interrupt_and_a_render_in_flight_is_can
         assert fresh.returncode == 0, fresh.stdout + fresh.stderr
     assert (out / "instances.jsonl").read_bytes() == (tmp_path / "fresh" / "instances.jsonl").read_bytes()
     assert key not in stdout + stderr + rerun.stdout + rerun.stderr
+
+
+# ------------------------------------------------------------------------------------------------- a killed child
+
+
+def _children(parent: int, marker: str) -> list[int]:
+    """Live child processes of ``parent`` whose command line holds ``marker`` (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == parent and marker in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_killed_ffmpeg_is_media_killed_not_a_verdict_on_the_file(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from omnivchat.media import MediaError, MediaKilled
+    from omnivchat.media._ffmpeg import run_ffmpeg
+
+    marker = f"sine=frequency=440:duration={300 + os.getpid() % 97}"
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(run_ffmpeg, ["-f", "lavfi", "-i", marker, "-f", "null", "-"], subject="a long tone")
+        deadline = time.monotonic() + 30
+        while not (pids := _children(os.getpid(), marker)) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert pids, "ffmpeg never started"
+        assert os.getsid(pids[0]) == pids[0]  # a session of its own: a terminal's Ctrl-C does not reach it
+        os.kill(pids[0], signal.SIGKILL)
+        with pytest.raises(MediaKilled, match="killed by signal 9") as err:
+            running.result(timeout=30)
+    assert isinstance(err.value, MediaError)
+
+
+def test_an_extraction_killed_by_a_signal_leaves_its_instance_unfinished_never_discarded(
+    reference: tuple[bytes, dict[str, str]], tmp_path: Path
+) -> None:
+    """Not an interrupt: something else (the out-of-memory killer, a user's kill) kills the ffmpeg that extracts a
+    turn's final frame. The instance stops with an error (status 1, "rerun to resume"), no trace says "media
+    extraction failed", and the rerun ends as the uninterrupted run."""
+    expected, statuses = reference
+    out = tmp_path / "out"
+    environ = env(tmp_path / "cache")
+    proc = subprocess.Popen(command(out, *RUN), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ)
+    killed: list[int] = []
+    while proc.poll() is None and not killed:
+        for pid in _children(proc.pid, "-sseof"):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        time.sleep(0.001)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert killed, "no extraction was caught running"
+    assert proc.returncode == 1, f"status {proc.returncode}\n{stdout}\n{stderr}"
+    said = " ".join(stderr.split())  # long lines are wrapped
+    assert "killed by signal 9" in said and "rerun the same command to resume" in said, stderr
+    no_interrupt_discard(out)
+    assert len(traces(out)) < len(statuses)
+
+    rerun = subprocess.run(command(out, *RUN), capture_output=True, text=True, env=environ, timeout=300)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert {k: t["status"] for k, t in traces(out).items()} == statuses
+    assert (out / "instances.jsonl").read_bytes() == expected

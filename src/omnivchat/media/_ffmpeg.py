@@ -17,6 +17,11 @@ class MediaError(OmnivchatError, RuntimeError):
     """A media operation failed; the message names the file concerned."""
 
 
+class MediaKilled(MediaError):
+    """ffmpeg was killed by a signal (an interrupt, the out-of-memory killer): nothing is known of the file, so
+    this is never a verdict on it (a caller retries or stops; it never discards what it was making)."""
+
+
 # Flags that make an encode byte-identical from one run to the next on the same ffmpeg build: x264's output
 # depends on its thread count, and the muxers otherwise stamp version strings and metadata.
 DETERMINISTIC_ARGS: tuple[str, ...] = (
@@ -98,6 +103,8 @@ def _base_cmd(args: list[str]) -> list[str]:
 def _failure(subject: Path | str | None, code: int, stderr: bytes) -> MediaError:
     tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
     where = f"{subject}: " if subject is not None else ""
+    if code < 0:
+        return MediaKilled(f"{where}ffmpeg was killed by signal {-code}")
     return MediaError(f"{where}ffmpeg failed (exit {code}): {' | '.join(tail)}")
 
 

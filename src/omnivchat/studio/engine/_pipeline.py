@@ -855,7 +855,7 @@ class Synthesis:
 
     def _extract_media(self, turn: int, clip: Clip) -> dict[str, Path]:
         """A completed turn's ids: its clip, its extracted audio and its final frame (Appendix C.2.2)."""
-        from omnivchat.media import MediaError, ffmpeg_exe
+        from omnivchat.media import MediaKilled, ffmpeg_exe
 
         src = self.workdir / clip.path
         audio = self.workdir / f"turn{turn}.audio.wav"
@@ -876,7 +876,7 @@ class Synthesis:
                 tmp.unlink(missing_ok=True)
                 if self.calls.stopping.is_set():
                     raise Stopped(f"{self.job.id}: interrupted while extracting {out.name}")
-                raise MediaError(f"{src}: ffmpeg was killed (signal {-result.returncode}) extracting {out.name}")
+                raise MediaKilled(f"{src}: ffmpeg was killed by signal {-result.returncode} extracting {out.name}")
             if result.returncode != 0 or not tmp.is_file():
                 tmp.unlink(missing_ok=True)
                 raise Discard(
