@@ -4,6 +4,7 @@ instance's module-by-module trace)."""
 from __future__ import annotations
 
 import contextlib
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -82,7 +83,8 @@ def studio_run_command(
     """Synthesize N instances of each subcategory (or per-subcategory counts: --n-per, --counts): attribute and
     corpus sampling (Eq. 7), the single-turn (modules 0-14) or multi-turn (a-n) state machine with bounded repair,
     tail repair, and a bench directory that `omnivchat validate` accepts. Rerun the same command to resume; a
-    finished one adds nothing. Every instance's trace (accepted or discarded, with its reason) is kept: see
+    finished one adds nothing. Ctrl-C or SIGTERM starts nothing new and exits (status 130) within seconds;
+    nothing that ended is lost. Every instance's trace (accepted or discarded, with its reason) is kept: see
     `omnivchat studio trace`.
 
     --budget caps what the synthesis spends in all (agent calls and renders; every agent needs a price): an
@@ -130,7 +132,7 @@ def studio_run_command(
     def on_done(trace: Trace) -> None:
         bar.update(task, advance=1, description=f"synthesizing ({trace.id}: {trace.status})")
 
-    with bar, _closing(agents):
+    with _sigterm_as_ctrl_c(), bar, _closing(agents):
         summary = studio_run(
             configs,
             output,
@@ -196,6 +198,17 @@ def studio_run_command(
         raise typer.Exit(code=3)
     if summary.failed:
         raise typer.Exit(code=1)
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (``kill``, a scheduler ending the job) stops a synthesis as Ctrl-C does: nothing new starts, what
+    ended is kept, status 130 and a line saying how to resume (by default it would end the process mid-write)."""
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @contextlib.contextmanager

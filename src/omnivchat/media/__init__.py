@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from omnivchat._lazy import lazy_names
-from omnivchat.media._ffmpeg import MediaError, ffmpeg_exe
+from omnivchat.media._ffmpeg import MediaError, MediaKilled, ffmpeg_exe
 
 if TYPE_CHECKING:
     from omnivchat.media._cache import cache_dir, content_hash
@@ -84,6 +84,7 @@ __all__ = [
     "FrameSample",
     "MediaError",
     "MediaInfo",
+    "MediaKilled",
     "MediaLimits",
     "ProbeResult",
     "StreamInfo",

@@ -17,6 +17,11 @@ class MediaError(OmnivchatError, RuntimeError):
     """A media operation failed; the message names the file concerned."""
 
 
+class MediaKilled(MediaError):
+    """ffmpeg was killed by a signal (an interrupt, the out-of-memory killer): nothing is known of the file, so
+    this is never a verdict on it (a caller retries or stops; it never discards what it was making)."""
+
+
 # Flags that make an encode byte-identical from one run to the next on the same ffmpeg build: x264's output
 # depends on its thread count, and the muxers otherwise stamp version strings and metadata.
 DETERMINISTIC_ARGS: tuple[str, ...] = (
@@ -98,14 +103,20 @@ def _base_cmd(args: list[str]) -> list[str]:
 def _failure(subject: Path | str | None, code: int, stderr: bytes) -> MediaError:
     tail = stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
     where = f"{subject}: " if subject is not None else ""
+    if code < 0:
+        return MediaKilled(f"{where}ffmpeg was killed by signal {-code}")
     return MediaError(f"{where}ffmpeg failed (exit {code}): {' | '.join(tail)}")
 
 
 def run_ffmpeg(args: list[str], *, subject: Path | str | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run ffmpeg quietly with ``args``; raise MediaError naming ``subject`` with ffmpeg's last lines."""
+    """Run ffmpeg quietly with ``args``; raise MediaError naming ``subject`` with ffmpeg's last lines.
+
+    ffmpeg runs in a session of its own (as every child process of the tool does): a terminal's Ctrl-C reaches only
+    the tool, which decides what stops. On the calling thread an interrupt still kills it (``subprocess.run``
+    kills its child on any exception); on a worker thread it finishes its (short) work."""
     cmd = _base_cmd(args)
     _count()
-    proc = subprocess.run(cmd, capture_output=True, check=False)
+    proc = subprocess.run(cmd, capture_output=True, check=False, start_new_session=True)
     if proc.returncode != 0:
         raise _failure(subject, proc.returncode, proc.stderr)
     return proc
@@ -122,6 +133,7 @@ def popen_ffmpeg(args: list[str]) -> subprocess.Popen[bytes]:
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
+        start_new_session=True,
     )
 
 

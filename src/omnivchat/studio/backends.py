@@ -76,7 +76,9 @@ def _hosted(agents_file: Path) -> Agents:
         loop.close()
         raise
     renderer, director, reviewer = made
-    return Agents(director, renderer, reviewer, closers=(*(a.close for a in made), loop.close))
+    return Agents(
+        director, renderer, reviewer, closers=(*(a.close for a in made), loop.close), cancellers=(loop.cancel,)
+    )
 
 
 def make_director(agents_file: Path | None) -> Director:

@@ -91,6 +91,12 @@ class Agents:
     renderer: Renderer
     reviewer: Reviewer
     closers: tuple[Callable[[], None], ...] = ()
+    cancellers: tuple[Callable[[], None], ...] = ()  # on an interrupt: drop the requests in flight
+
+    def cancel(self) -> None:
+        """An interrupt: cancel what the agents have in flight (hosted HTTP requests); local work finishes."""
+        for cancel in self.cancellers:
+            cancel()
 
     def names(self) -> dict[str, str]:
         return {"director": self.director.name, "renderer": self.renderer.name, "reviewer": self.reviewer.name}

@@ -46,6 +46,11 @@ class BudgetReached(OmnivchatError):
     with a larger budget resumes it, its calls so far replayed)."""
 
 
+class Stopped(OmnivchatError):
+    """The synthesis was interrupted (Ctrl-C, SIGTERM): this instance stops unfinished, with no trace, and a rerun
+    resumes it (its calls so far replayed). Never a discard."""
+
+
 class AgentCallError(OmnivchatError):
     """An agent call failed on every attempt; ``cause`` is the last failure (the engine routes a Renderer's
     refusal to a rewrite and its failure to a re-seed; anything else stops the instance, and a rerun resumes it)."""
@@ -83,11 +88,21 @@ class AgentCalls:
         self.replayed = 0
         self.cost = CostTotals()  # this process's call attempts and what they cost
         self._largest: dict[str, float] = {}
+        self.stopping = threading.Event()  # set on an interrupt: no call starts after it
         if self.budget is not None:
             self.budget.before = tally(self.store.cost_rows()).total
 
     def close(self) -> None:
         self.store.close()
+
+    def stop(self) -> None:
+        """The synthesis is interrupted: every later call raises :class:`Stopped` instead of starting, and a call
+        that fails from now on (its request cancelled, its child process killed) stops its instance unfinished."""
+        self.stopping.set()
+
+    def _check_stopping(self, item_id: str, agent: str, op: str) -> None:
+        if self.stopping.is_set():
+            raise Stopped(f"{item_id}: interrupted before {agent} {op}")
 
     def call(
         self,
@@ -101,6 +116,7 @@ class AgentCalls:
     ) -> tuple[dict[str, Any], bool]:
         """``fn()``'s JSON answer to ``request``, from the store when it was answered before (and
         ``still_valid`` accepts it, e.g. a clip still on disk); returns (answer, replayed)."""
+        self._check_stopping(item_id, agent, op)
         key = call_key(agent, op, request)
         with self._lock:
             stored = self.store.result(key)
@@ -114,6 +130,7 @@ class AgentCalls:
         last = ""
         cause: BaseException | None = None
         for attempt in range(1, self.attempts + 1):
+            self._check_stopping(item_id, agent, op)  # no retry after an interrupt either
             with self._lock:
                 token = None
                 if self.budget is not None:
@@ -126,6 +143,9 @@ class AgentCalls:
             try:
                 answer = fn()
             except (RouteError, OSError, OmnivchatError) as err:
+                if self.stopping.is_set():  # the interrupt may be the cause (a child killed): not this call's fault
+                    _meter.costs = None  # the attempt stays open: shown as interrupted, made again on the rerun
+                    raise Stopped(f"{item_id}: {agent} {op} interrupted") from None
                 last, cause = str(err), err
                 failure = err if isinstance(err, RouteError) else RouteError("media", last)
                 with self._lock:
@@ -133,10 +153,12 @@ class AgentCalls:
                     self._settle(attempt_id, token, op)
                 if not failure.retryable:  # a local failure (a file, a bad spec) gives the same result again
                     break
-                time.sleep(self.backoff_s * attempt)
+                self.stopping.wait(self.backoff_s * attempt)  # an interrupt ends the wait
                 continue
             except BaseException:
                 _meter.costs = None
+                if self.stopping.is_set():  # a request cancelled by the interrupt
+                    raise Stopped(f"{item_id}: {agent} {op} interrupted") from None
                 raise
             text = json.dumps(answer, ensure_ascii=False, sort_keys=True)
             with self._lock:

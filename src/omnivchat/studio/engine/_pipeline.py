@@ -47,7 +47,7 @@ from omnivchat.studio.engine._answers import (
     ReplyPlanAnswer,
     VideoPlanAnswer,
 )
-from omnivchat.studio.engine._calls import AgentCallError, AgentCalls, report_cost
+from omnivchat.studio.engine._calls import AgentCallError, AgentCalls, Stopped, report_cost
 from omnivchat.studio.engine._prompts import INSTRUCTIONS
 from omnivchat.studio.engine._trace import Cost, Step, Trace, module_name
 from omnivchat.studio.engine._types import (
@@ -878,7 +878,7 @@ class Synthesis:
 
     def _extract_media(self, turn: int, clip: Clip) -> dict[str, Path]:
         """A completed turn's ids: its clip, its extracted audio and its final frame (Appendix C.2.2)."""
-        from omnivchat.media import ffmpeg_exe
+        from omnivchat.media import MediaKilled, ffmpeg_exe
 
         src = self.workdir / clip.path
         audio = self.workdir / f"turn{turn}.audio.wav"
@@ -890,8 +890,16 @@ class Synthesis:
         for out, args in jobs:
             tmp = out.with_name(f".tmp-{out.name}")
             result = subprocess.run(
-                [ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-y", *args, str(tmp)], capture_output=True, text=True
+                [ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-y", *args, str(tmp)],
+                capture_output=True,
+                text=True,
+                start_new_session=True,  # a terminal's Ctrl-C is the engine's to act on, not ffmpeg's
             )
+            if result.returncode < 0:  # killed by a signal: says nothing of the clip, never a discard
+                tmp.unlink(missing_ok=True)
+                if self.calls.stopping.is_set():
+                    raise Stopped(f"{self.job.id}: interrupted while extracting {out.name}")
+                raise MediaKilled(f"{src}: ffmpeg was killed by signal {-result.returncode} extracting {out.name}")
             if result.returncode != 0 or not tmp.is_file():
                 tmp.unlink(missing_ok=True)
                 raise Discard(

@@ -16,6 +16,7 @@ its calls answered from the store. Repeating a finished command adds nothing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import random
 import re
@@ -23,7 +24,7 @@ import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,10 +32,10 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from omnivchat._files import OutputError, check_output_dir, write_text_atomic
-from omnivchat.errors import OmnivchatError
+from omnivchat.errors import Interrupted, OmnivchatError
 from omnivchat.studio.config import RepairBudgets, SubcategoryConfig
 from omnivchat.studio.engine._agents import Agents
-from omnivchat.studio.engine._calls import CALLS_FILE, AgentCallError, AgentCalls, BudgetReached
+from omnivchat.studio.engine._calls import CALLS_FILE, AgentCallError, AgentCalls, BudgetReached, Stopped
 from omnivchat.studio.engine._pipeline import (
     BUDGET_KINDS,
     Budgets,
@@ -302,30 +303,34 @@ def _synthesize(
         on_start(len(jobs), summary.already_done)
     calls = AgentCalls(studio / CALLS_FILE, budget_usd=budget_usd)
     summary.budget = calls.budget
+
+    def one(job: Job) -> tuple[Result, int]:
+        limits = effective_budgets(budgets, job.config, repairs)  # the command line's over the config's
+        result = Synthesis(job, agents, calls, studio / "work" / job.id, limits).run()
+        return result, _keep(output, job, result)  # written at once: a kill loses only instances in flight
+
+    pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
     try:
-
-        def one(job: Job) -> tuple[Result, int]:
-            limits = effective_budgets(budgets, job.config, repairs)  # the command line's over the config's
-            result = Synthesis(job, agents, calls, studio / "work" / job.id, limits).run()
-            return result, _keep(output, job, result)  # written at once: a kill loses only instances in flight
-
-        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            futures = {pool.submit(one, job): job for job in todo}
+        futures = {pool.submit(one, job): job for job in todo}
+        collected: set[Future[tuple[Result, int]]] = set()
+        try:
             for future in as_completed(futures):
-                job = futures[future]
-                try:
-                    result, repaired = future.result()
-                except BudgetReached:
-                    summary.not_run.append(job.id)
-                    continue
-                except (AgentCallError, OmnivchatError, OSError) as err:
-                    summary.failed[job.id] = str(err)
-                    continue
-                summary.ran += 1
-                summary.tail_repaired += repaired
-                if on_done is not None:
-                    on_done(result.trace)
+                collected.add(future)
+                _collect(future, futures[future], summary, on_done)
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM as the command line maps it
+            _stop({f: j for f, j in futures.items() if f not in collected}, calls, agents, summary, on_done)
+            _tally(output, jobs, summary)
+            ended = summary.accepted + sum(summary.discarded.values())
+            raise Interrupted(
+                f"interrupted: {summary.accepted} accepted, {sum(summary.discarded.values())} discarded, "
+                f"{len(jobs) - ended} not finished of {len(jobs)} instances; rerun the same command to resume"
+            ) from None
+    except BaseException:  # an error, or a second interrupt while stopping: start nothing more, drop requests
+        calls.stop()
+        agents.cancel()
+        raise
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         summary.calls_made, summary.calls_replayed = calls.made, calls.replayed
         summary.call_cost = calls.cost
         calls.close()
@@ -333,6 +338,51 @@ def _synthesize(
     summary.bench = _write_bench(output, manifest, jobs)
     summary.seconds = time.monotonic() - started
     return summary
+
+
+GRACE_S = 3.0
+"""After an interrupt, how long agent calls in flight may take to finish (their answers are kept and replayed on
+the rerun) before they are cancelled."""
+
+
+def _collect(
+    future: Future[tuple[Result, int]], job: Job, summary: Summary, on_done: Callable[[Trace], None] | None
+) -> None:
+    """Count one instance's outcome: ended (its trace written), stopped by the budget or an interrupt, or failed."""
+    try:
+        result, repaired = future.result()
+    except BudgetReached:
+        summary.not_run.append(job.id)
+        return
+    except Stopped:  # interrupted: no trace, the rerun resumes it
+        return
+    except (AgentCallError, OmnivchatError, OSError) as err:
+        summary.failed[job.id] = str(err)
+        return
+    summary.ran += 1
+    summary.tail_repaired += repaired
+    if on_done is not None:
+        on_done(result.trace)
+
+
+def _stop(
+    futures: Mapping[Future[tuple[Result, int]], Job],
+    calls: AgentCalls,
+    agents: Agents,
+    summary: Summary,
+    on_done: Callable[[Trace], None] | None,
+) -> None:
+    """An interrupt: no agent call starts from now on and no queued instance starts; the instances in flight stop
+    at their next call (unfinished, no trace) or end, calls in flight get :data:`GRACE_S` seconds and are then
+    cancelled. An instance that ends meanwhile is written as usual."""
+    calls.stop()
+    running = [f for f in futures if not f.cancel()]  # cancel() is False for one already running or done
+    with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C: cancel at once
+        wait(running, timeout=GRACE_S)
+    agents.cancel()
+    wait(running)
+    for future in running:
+        _collect(future, futures[future], summary, on_done)
 
 
 def _keep(output: Path, job: Job, result: Result) -> int:

@@ -185,7 +185,7 @@ class RouteDirector:
         return parsed if parsed is not None else response.text  # text: the engine's repair route decides
 
     def close(self) -> None:
-        self.loop.run(self.route.aclose())
+        self.loop.cleanup(self.route.aclose())
         if self._own_loop:
             self.loop.close()
 
@@ -257,4 +257,4 @@ class RouteReviewer:
         ]
 
     def close(self) -> None:
-        self.loop.run(self.route.aclose())
+        self.loop.cleanup(self.route.aclose())

@@ -31,7 +31,7 @@ class OfflineRenderer:
 
     def render(self, request: RenderRequest) -> Clip:
         from omnivchat._canonical import sha256_file
-        from omnivchat.media import MediaError, probe
+        from omnivchat.media import MediaError, MediaKilled, probe
         from omnivchat.studio.render import render_clip
 
         for media_id, path in request.references.items():
@@ -50,6 +50,8 @@ class OfflineRenderer:
         out = request.out_path
         try:
             render_clip(scene, out)
+        except MediaKilled:  # says nothing of the script: the instance stops, resumable
+            raise
         except MediaError as err:  # the script cannot be staged as written (speech past its end...): rewrite it
             raise RenderRefused(f"the procedural renderer cannot render this script: {err}") from None
         if defect in ("no_audio", "truncated"):
@@ -72,14 +74,18 @@ def _another_colour(css: Any, rng: random.Random) -> str:
 
 
 def _ffmpeg_in_place(path: Path, args: list[str]) -> None:
-    from omnivchat.media import MediaError, ffmpeg_exe
+    from omnivchat.media import MediaError, MediaKilled, ffmpeg_exe
 
     tmp = path.with_name(f".tmp-{path.name}")
     result = subprocess.run(
         [ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-y", "-i", str(path), *args, str(tmp)],
         capture_output=True,
         text=True,
+        start_new_session=True,  # a terminal's Ctrl-C is the engine's to act on (see media.run_ffmpeg)
     )
+    if result.returncode < 0:
+        tmp.unlink(missing_ok=True)
+        raise MediaKilled(f"{path}: ffmpeg was killed by signal {-result.returncode}")
     if result.returncode != 0:
         tmp.unlink(missing_ok=True)
         raise MediaError(f"{path}: ffmpeg failed: {result.stderr.strip()[-300:]}")

@@ -76,7 +76,10 @@ class _Worker:
             str(espeakng_loader.get_library_path()),
             str(espeakng_loader.get_data_path()),
         ]
-        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        # A session of its own: a terminal's Ctrl-C must not kill the worker under a render the engine lets finish.
+        return subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, start_new_session=True
+        )
 
     def synth(self, request: dict[str, object]) -> tuple[np.ndarray, int, list[list[object]]]:
         """Send one request; return (int16 samples, sample rate, events)."""

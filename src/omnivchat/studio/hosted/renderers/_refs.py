@@ -111,14 +111,20 @@ def latest_clip(references: dict[str, Path]) -> str | None:
 
 def final_frame(clip: Path, out: Path) -> Path:
     """The last frame of ``clip`` as a PNG at ``out`` (as the engine extracts ``turnN.final_frame``)."""
-    from omnivchat.media import MediaError, ffmpeg_exe
+    from omnivchat.media import MediaError, MediaKilled, ffmpeg_exe
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex[:8]}.tmp.png")
     args = ["-sseof", "-0.2", "-i", str(clip), "-frames:v", "1", "-update", "1"]
     result = subprocess.run(
-        [ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-y", *args, str(tmp)], capture_output=True, text=True
+        [ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-y", *args, str(tmp)],
+        capture_output=True,
+        text=True,
+        start_new_session=True,  # a terminal's Ctrl-C is the engine's to act on (see media.run_ffmpeg)
     )
+    if result.returncode < 0:
+        tmp.unlink(missing_ok=True)
+        raise MediaKilled(f"{clip}: ffmpeg was killed by signal {-result.returncode} extracting its final frame")
     if result.returncode != 0 or not tmp.is_file():
         tmp.unlink(missing_ok=True)
         raise MediaError(f"{clip}: cannot extract its final frame: {result.stderr.strip()[-300:]}")
