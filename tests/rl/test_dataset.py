@@ -205,6 +205,14 @@ def test_swift_set_media_manifest_and_reward(bench: Path, tmp_path: Path) -> Non
     # the multi-turn group: r = 1 (w = 6) and r = 1/2 (w = 1): ρ = 1/6 and 1/2 -> e = 0 and 1
     assert scores == pytest.approx([*TOTALS, 1.0 + 0.5, 0.5 + 0.5 + 0.1])
 
+    # ms-swift reads a .jsonl with Hugging Face datasets' json loader (swift/dataset/loader.py)
+    datasets = pytest.importorskip("datasets", reason="the `rl` extra brings datasets")
+    loaded = datasets.load_dataset(
+        "json", data_files=str(out / "train.jsonl"), split="train", cache_dir=str(tmp_path / "hf")
+    )
+    assert loaded.num_rows == 3 and loaded[2]["videos"] == multi["videos"]
+    assert loaded[2]["messages"] == multi["messages"] and loaded[2]["instance"] == multi["instance"]
+
 
 def test_over_budget_dialogues_are_left_out_and_listed(bench: Path, tmp_path: Path) -> None:
     out = tmp_path / "budget"
@@ -305,7 +313,9 @@ def test_verl_parquet_loads_and_feeds_the_verl_reward(bench: Path, tmp_path: Pat
 
     # the same file through Hugging Face datasets' parquet loader, as verl's RLHFDataset reads it
     datasets = pytest.importorskip("datasets", reason="the `rl` extra brings datasets")
-    loaded = datasets.load_dataset("parquet", data_files=str(out / "train.parquet"), split="train")
+    loaded = datasets.load_dataset(
+        "parquet", data_files=str(out / "train.parquet"), split="train", cache_dir=str(tmp_path / "hf")
+    )
     assert loaded.num_rows == 3 and loaded[2]["extra_info"]["index"] == 2
 
 
@@ -372,3 +382,29 @@ def test_processor_counts_text_with_the_policy_tokenizer(bench: Path, tmp_path: 
 
     with pytest.raises(DatasetError, match="not a folder"):
         build_dataset(bench, tmp_path / "none", "swift", processor=tmp_path / "missing")
+
+
+def test_the_estimate_is_qwen_omni_processor_arithmetic() -> None:
+    """The stated estimate against transformers' own Qwen2.5-Omni code: the frame resize, the video grid and the
+    audio encoder's output length (the processor's values: 14-pixel patches merged 2 x 2, 2 frames per temporal
+    patch, 128..768 merged patches a frame, 160-sample hops)."""
+    pytest.importorskip("transformers", reason="the `rl` extra brings transformers")
+    from transformers.models.qwen2_5_omni.processing_qwen2_5_omni import (
+        Qwen2_5OmniProcessor,
+        _get_feat_extract_output_lengths,
+    )
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import smart_resize as hf_smart_resize
+
+    size = Qwen2_5OmniProcessor.videos_kwargs["size"]
+    assert (size["shortest_edge"], size["longest_edge"]) == (128 * 28 * 28, QWEN_MAX_PIXELS)
+    for height, width in [(90, 160), (1080, 1920), (1920, 1080), (720, 1280), (480, 640), (28, 2000)]:
+        ours = smart_resize(height, width, 28, size["shortest_edge"], size["longest_edge"])
+        assert ours == hf_smart_resize(height, width, 28, size["shortest_edge"], size["longest_edge"])
+        h, w = ours
+        for frames in (1, 2, 5, 16):
+            grid = (frames + -frames % 2) // 2 * (h // 14) * (w // 14)  # get_num_of_video_patches
+            assert qwen_video_tokens(frames, height, width) == grid // 4
+    rate = Qwen2_5OmniProcessor.audio_kwargs["sampling_rate"]
+    for seconds in (0.5, 1.0, 2.96, 3.0, 11.0, 29.99):
+        hops = -(-round(seconds * rate) // 160)
+        assert qwen_audio_tokens(seconds) == int(_get_feat_extract_output_lengths(hops))

@@ -358,10 +358,18 @@ class ProcessorCounter:
                 f"--processor needs transformers ({err}): install the `rl` extra (docs/rl.md), or leave "
                 "--processor out for the stated estimate"
             ) from None
+        note = ""
         try:
             loaded = AutoProcessor.from_pretrained(str(path), local_files_only=True)
-        except Exception as err:  # transformers raises many kinds for a folder it cannot read
-            raise DatasetError(f"--processor {path}: cannot load a processor or tokenizer ({err})") from None
+        except Exception as err:  # transformers raises many kinds (a missing torchvision for Qwen's video part)
+            # The tokenizer alone still counts the text exactly; the media fall back to the estimate, said so.
+            note = f" (its processor did not load: {str(err).splitlines()[0] if str(err) else type(err).__name__})"
+            try:
+                from transformers import AutoTokenizer
+
+                loaded = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+            except Exception as err2:
+                raise DatasetError(f"--processor {path}: cannot load a processor or tokenizer ({err2})") from None
         self.processor = loaded
         self.tokenizer = getattr(loaded, "tokenizer", loaded)
         self.media = callable(getattr(loaded, "_get_num_multimodal_tokens", None)) and hasattr(
@@ -373,7 +381,7 @@ class ProcessorCounter:
             else "video and audio by the Qwen2.5-Omni estimate (the processor has no video token count)"
         )
         text = "its chat template" if getattr(self.tokenizer, "chat_template", None) else "its plain encoding"
-        self.method = f"processor {path}: text by {text}; {media}"
+        self.method = f"processor {path}: text by {text}; {media}{note}"
 
     def _text(self, messages: list[dict[str, str]]) -> int:
         tok = self.tokenizer
