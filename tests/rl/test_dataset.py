@@ -408,3 +408,18 @@ def test_the_estimate_is_qwen_omni_processor_arithmetic() -> None:
     for seconds in (0.5, 1.0, 2.96, 3.0, 11.0, 29.99):
         hops = -(-round(seconds * rate) // 160)
         assert qwen_audio_tokens(seconds) == int(_get_feat_extract_output_lengths(hops))
+
+
+def test_a_clip_slower_than_the_sampling_keeps_its_length(bench: Path, tmp_path: Path) -> None:
+    """A 1 fps source sampled at 2 fps: each frame fills two slots, and the clip still lasts 3 s with 6 frames."""
+    import subprocess
+
+    from omnivchat.media import ffmpeg_exe, sample_video, sampled_frame_indices
+
+    slow = tmp_path / "slow.mp4"
+    args = [ffmpeg_exe(), "-loglevel", "error", "-i", str(bench / "media/short/turn1.mp4"), "-vf", "fps=1"]
+    subprocess.run([*args, "-c:v", "libx264", "-c:a", "copy", str(slow)], check=True)
+    source = probe(slow)
+    assert sampled_frame_indices(source, 2.0, 16) == [0, 0, 1, 1, 2, 2]
+    got = probe(sample_video(slow, 2.0, 16, out=tmp_path / "sampled.mp4"))
+    assert got.n_frames == 6 and abs(got.video_duration - 3.0) < 0.05 and abs(got.audio_duration - 3.0) < 0.05

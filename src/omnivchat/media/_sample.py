@@ -42,12 +42,18 @@ def sample_video(
         frames = sampled_frame_indices(info, fps, max_frames)
         duration = Fraction(info.video_duration or info.duration).limit_denominator(10**4)
         rate = Fraction(len(frames)) / duration
-        pick = "+".join(f"eq(n\\,{k})" for k in sorted(set(frames)))
-        # A frame picked twice (a source slower than the sampling) is kept once by select; the constant output
-        # rate below repeats it.
-        graph = f"[0:v]select='{pick}',setpts=N/({rate.numerator}/{rate.denominator})/TB[v]"
-        # A constant rate gives every frame, the last included, the length 1 / rate: the video lasts the clip.
+        kept = sorted(set(frames))
+        pick = "+".join(f"eq(n\\,{k})" for k in kept)
+        # Each kept frame starts at the first slot that shows it; a source slower than the sampling shows one
+        # frame in several slots, which the constant output rate fills by repeating it (and tpad after the last).
+        slots = [frames.index(k) for k in kept]
+        when = "".join(f"if(eq(N\\,{j})\\,{slot}\\," for j, slot in enumerate(slots)) + "0" + ")" * len(slots)
         r = f"{rate.numerator}/{rate.denominator}"
+        graph = f"[0:v]select='{pick}',setpts='({when})/({r})/TB'"
+        if slots[-1] < len(frames) - 1:
+            graph += f",tpad=stop_mode=clone:stop={len(frames) - 1 - slots[-1]}"
+        graph += "[v]"
+        # A constant rate gives every frame, the last included, the length 1 / rate: the video lasts the clip.
         args = [
             "-i",
             str(src),
