@@ -205,13 +205,20 @@ def test_swift_set_media_manifest_and_reward(bench: Path, tmp_path: Path) -> Non
     # the multi-turn group: r = 1 (w = 6) and r = 1/2 (w = 1): ρ = 1/6 and 1/2 -> e = 0 and 1
     assert scores == pytest.approx([*TOTALS, 1.0 + 0.5, 0.5 + 0.5 + 0.1])
 
-    # ms-swift reads a .jsonl with Hugging Face datasets' json loader (swift/dataset/loader.py)
+
+def test_swift_jsonl_loads_with_the_json_loader_ms_swift_calls(bench: Path, tmp_path: Path) -> None:
+    """ms-swift reads a .jsonl with Hugging Face datasets' json loader (swift/dataset/loader.py)."""
     datasets = pytest.importorskip("datasets", reason="the `rl` extra brings datasets")
+    out = tmp_path / "swift"
+    build_dataset(bench, out, "swift")
+    rows = [json.loads(line) for line in (out / "train.jsonl").read_text(encoding="utf-8").splitlines()]
     loaded = datasets.load_dataset(
         "json", data_files=str(out / "train.jsonl"), split="train", cache_dir=str(tmp_path / "hf")
     )
-    assert loaded.num_rows == 3 and loaded[2]["videos"] == multi["videos"]
-    assert loaded[2]["messages"] == multi["messages"] and loaded[2]["instance"] == multi["instance"]
+    assert loaded.num_rows == 3
+    for got, row in zip(loaded, rows, strict=True):
+        assert got["messages"] == row["messages"] and got["videos"] == row["videos"]
+        assert got["instance"] == row["instance"] and not got["audios"]
 
 
 def test_over_budget_dialogues_are_left_out_and_listed(bench: Path, tmp_path: Path) -> None:
