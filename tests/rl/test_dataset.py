@@ -16,11 +16,10 @@ from omnivchat.bench import Instance
 from omnivchat.cli import app
 from omnivchat.media import probe, sample_frames
 from omnivchat.rl.dataset import (
-    ESTIMATE_METHOD,
-    QWEN_MAX_PIXELS,
     DatasetError,
     Settings,
     build_dataset,
+    estimate_method,
     estimate_text_tokens,
     qwen_audio_tokens,
     qwen_video_tokens,
@@ -99,18 +98,23 @@ def _instance_of(text: str) -> Instance:
 
 
 def test_qwen_token_arithmetic_by_hand() -> None:
-    # 160 x 90 is below the 128-block minimum: scaled up to 392 x 224 (14 x 8 blocks of 28 px, area 87,808 <
-    # 100,352 -> beta = sqrt(100352 / 14400) = 2.6399, h = ceil(90 * 2.6399 / 28) * 28 = 252, w = 15 * 28 = 420)
-    assert smart_resize(90, 160, 28, 128 * 28 * 28, QWEN_MAX_PIXELS) == (252, 448)
+    # Qwen2.5-Omni, 28-pixel blocks: 160 x 90 is below the 128-block minimum (100,352 px), so it is scaled up by
+    # sqrt(100352 / 14400) = 2.64: h = ceil(90 x 2.64 / 28) x 28 = 252, w = ceil(160 x 2.64 / 28) x 28 = 448
+    assert smart_resize(90, 160, 28, 128 * 28 * 28, 768 * 28 * 28) == (252, 448)
     # 16 frames = 8 temporal patches x (252 / 28) x (448 / 28) = 8 x 9 x 16
+    assert qwen_video_tokens(16, 90, 160, "qwen2.5-omni") == 8 * 9 * 16
+    assert qwen_video_tokens(5, 90, 160, "qwen2.5-omni") == 3 * 9 * 16  # an odd last frame is padded to a pair
+    # Qwen3-Omni, 32-pixel blocks: scaled by sqrt(131072 / 14400) = 3.02 to 288 x 512, 9 x 16 blocks again
+    assert smart_resize(90, 160, 32, 128 * 32 * 32, 768 * 32 * 32) == (288, 512)
     assert qwen_video_tokens(16, 90, 160) == 8 * 9 * 16
-    assert qwen_video_tokens(5, 90, 160) == 3 * 9 * 16  # an odd last frame is padded to a pair
-    # 1080p is above the 768-block maximum: 602,112 px at most
-    h, w = smart_resize(1080, 1920, 28, 128 * 28 * 28, QWEN_MAX_PIXELS)
-    assert h * w <= QWEN_MAX_PIXELS and h % 28 == 0 and w % 28 == 0
-    # 1 s of audio: 100 hops -> 50 after the stride-2 convolution -> 25 after pooling
-    assert qwen_audio_tokens(1.0) == 25
-    assert qwen_audio_tokens(11.0) == 275
+    # 1080p is above the 768-block maximum
+    h, w = smart_resize(1080, 1920, 32, 128 * 32 * 32, 768 * 32 * 32)
+    assert h * w <= 768 * 32 * 32 and h % 32 == 0 and w % 32 == 0
+    # 1 s of audio, 100 hops. Qwen2.5-Omni: 50 after the stride-2 convolution, 25 after pooling.
+    assert qwen_audio_tokens(1.0, "qwen2.5-omni") == 25
+    assert qwen_audio_tokens(11.0, "qwen2.5-omni") == 275
+    # Qwen3-Omni: 13 per whole 100-hop window; a 50-hop rest halves three times: 25, 13, 7
+    assert qwen_audio_tokens(1.0) == 13 and qwen_audio_tokens(11.0) == 143 and qwen_audio_tokens(1.5) == 13 + 7
     assert qwen_audio_tokens(0.0) == 0
     assert estimate_text_tokens("abcdefgh") == 2
     assert estimate_text_tokens("你好吗") == 3
@@ -173,11 +177,12 @@ def test_swift_set_media_manifest_and_reward(bench: Path, tmp_path: Path) -> Non
     assert manifest["engine"] == "swift" and manifest["complete"] is True
     assert manifest["table4"]["fps"] == 2.0 and manifest["table4"]["max_frames_per_clip"] == 16
     assert manifest["table4"]["max_prompt_tokens"] == 11072 and manifest["table4"]["max_reply_tokens"] == 1024
-    assert manifest["tokens"]["method"] == ESTIMATE_METHOD and manifest["tokens"]["processor"] is None
+    assert manifest["tokens"]["method"] == estimate_method("qwen3-omni") and manifest["tokens"]["processor"] is None
     assert set(manifest["tokens"]["prompt"]) == {"short", "long", "multi"}
-    # the long clip's 16 frames and 11 s of audio cost more than the short one's 6 frames and 3 s
+    # the long clip's 16 frames and 11 s of audio cost more than the short one's 6 frames and 3 s (Qwen3-Omni:
+    # 9 x 16 tokens per pair of frames, 13 audio tokens a second)
     tokens = manifest["tokens"]["prompt"]
-    assert tokens["long"] - tokens["short"] == (8 - 3) * 9 * 16 + (275 - 75)
+    assert tokens["long"] - tokens["short"] == (8 - 3) * 9 * 16 + (143 - 39)
     assert manifest["left_out"] == [{"id": "eleven", "reason": "11 clips, more than the 10 allowed"}]
     assert manifest["counts"] == {"bench": 4, "written": 3, "left_out": 1}
     assert len(manifest["source"]["instances_sha256"]) == 64
@@ -263,6 +268,10 @@ def test_cli_prints_outputs_and_refuses_a_folder_it_did_not_make(bench: Path, tm
 
     bad = RUNNER.invoke(app, ["rl", "dataset", str(bench), "-o", str(tmp_path / "x"), "--engine", "openrlhf"])
     assert bad.exit_code == 2 and "--engine is one of trl, verl, swift" in bad.output
+    args = ["rl", "dataset", str(bench), "-o", str(tmp_path / "y"), "--engine", "swift", "--estimate", "gpt-4o"]
+    bad = RUNNER.invoke(app, args)
+    assert bad.exit_code == 2 and "--estimate is one of qwen3-omni, qwen2.5-omni" in bad.output
+    assert not (tmp_path / "y").exists()
 
 
 def test_a_corrupt_clip_names_the_file_and_the_instance(bench: Path, tmp_path: Path) -> None:
@@ -378,13 +387,13 @@ def test_processor_counts_text_with_the_policy_tokenizer(bench: Path, tmp_path: 
     out = tmp_path / "counted"
     result = build_dataset(bench, out, "swift", processor=folder)
     assert result.method.startswith(f"processor {folder}: text by its chat template")
-    assert "Qwen2.5-Omni estimate" in result.method  # a tokenizer alone has no video token count
+    assert "qwen3-omni estimate" in result.method  # a tokenizer alone has no video token count
     # the short dialogue: its chat through the tokenizer's own template, plus 6 frames and 3 s of audio
     system = (Path(__file__).parents[2] / "src/omnivchat/prompts/spoken_assistant.txt").read_text(encoding="utf-8")
     chat = [{"role": "system", "content": system}, {"role": "user", "content": ""}]
     ids = tokenizer.apply_chat_template(chat, tokenize=True, add_generation_prompt=True)
     text = len(ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "keys") else ids)
-    assert result.tokens["short"] == text + 3 * 9 * 16 + 75 + 4
+    assert result.tokens["short"] == text + 3 * 9 * 16 + 39 + 4
     assert _manifest(out)["tokens"]["processor"] == str(folder.resolve())
 
     with pytest.raises(DatasetError, match="not a folder"):
@@ -392,29 +401,36 @@ def test_processor_counts_text_with_the_policy_tokenizer(bench: Path, tmp_path: 
 
 
 def test_the_estimate_is_qwen_omni_processor_arithmetic() -> None:
-    """The stated estimate against transformers' own Qwen2.5-Omni code: the frame resize, the video grid and the
-    audio encoder's output length (the processor's values: 14-pixel patches merged 2 x 2, 2 frames per temporal
-    patch, 128..768 merged patches a frame, 160-sample hops)."""
+    """The stated estimate against transformers' own Qwen-Omni code: the processors' frame bounds, the frame
+    resize, the video grid (get_num_of_video_patches) and the audio encoders' output lengths."""
     pytest.importorskip("transformers", reason="the `rl` extra brings transformers")
-    from transformers.models.qwen2_5_omni.processing_qwen2_5_omni import (
-        Qwen2_5OmniProcessor,
-        _get_feat_extract_output_lengths,
-    )
+    from transformers.models.qwen2_5_omni import processing_qwen2_5_omni as qwen25
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import smart_resize as hf_smart_resize
+    from transformers.models.qwen3_omni_moe import processing_qwen3_omni_moe as qwen3
 
-    size = Qwen2_5OmniProcessor.videos_kwargs["size"]
-    assert (size["shortest_edge"], size["longest_edge"]) == (128 * 28 * 28, QWEN_MAX_PIXELS)
-    for height, width in [(90, 160), (1080, 1920), (1920, 1080), (720, 1280), (480, 640), (28, 2000)]:
-        ours = smart_resize(height, width, 28, size["shortest_edge"], size["longest_edge"])
-        assert ours == hf_smart_resize(height, width, 28, size["shortest_edge"], size["longest_edge"])
-        h, w = ours
-        for frames in (1, 2, 5, 16):
-            grid = (frames + -frames % 2) // 2 * (h // 14) * (w // 14)  # get_num_of_video_patches
-            assert qwen_video_tokens(frames, height, width) == grid // 4
-    rate = Qwen2_5OmniProcessor.audio_kwargs["sampling_rate"]
-    for seconds in (0.5, 1.0, 2.96, 3.0, 11.0, 29.99):
-        hops = -(-round(seconds * rate) // 160)
-        assert qwen_audio_tokens(seconds) == int(_get_feat_extract_output_lengths(hops))
+    for model, processor in (
+        ("qwen2.5-omni", qwen25.Qwen2_5OmniProcessor),
+        ("qwen3-omni", qwen3.Qwen3OmniMoeProcessor),
+    ):
+        size = processor.videos_kwargs["size"]
+        block = {"qwen2.5-omni": 28, "qwen3-omni": 32}[model]
+        assert (size["shortest_edge"], size["longest_edge"]) == (128 * block**2, 768 * block**2)
+        assert processor.audio_kwargs["sampling_rate"] == 16000
+        for height, width in [(90, 160), (1080, 1920), (1920, 1080), (720, 1280), (480, 640), (28, 2000)]:
+            ours = smart_resize(height, width, block, size["shortest_edge"], size["longest_edge"])
+            assert ours == hf_smart_resize(height, width, block, size["shortest_edge"], size["longest_edge"])
+            h, w = ours
+            patch = block // 2
+            for frames in (1, 2, 5, 16):
+                grid = (frames + -frames % 2) // 2 * (h // patch) * (w // patch)  # get_num_of_video_patches
+                assert qwen_video_tokens(frames, height, width, model) == grid // 4
+    for seconds in (0.5, 1.0, 1.5, 2.96, 3.0, 11.0, 29.99):
+        samples = round(seconds * 16000)
+        # Qwen2.5-Omni's _get_num_audio_tokens: ceil(samples / hop); Qwen3-Omni's: samples // hop
+        assert qwen_audio_tokens(seconds, "qwen2.5-omni") == int(
+            qwen25._get_feat_extract_output_lengths(-(-samples // 160))
+        )
+        assert qwen_audio_tokens(seconds, "qwen3-omni") == int(qwen3._get_feat_extract_output_lengths(samples // 160))
 
 
 def test_a_clip_slower_than_the_sampling_keeps_its_length(bench: Path, tmp_path: Path) -> None:

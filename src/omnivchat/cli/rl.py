@@ -234,6 +234,14 @@ def dataset_command(
             "(never downloaded; default: a stated estimate, see docs/rl.md).",
         ),
     ] = None,
+    estimate: Annotated[
+        str,
+        typer.Option(
+            "--estimate",
+            help="Model whose processor defaults the token estimate follows, for video and audio when --processor "
+            "cannot count them: qwen3-omni (the paper's policy) or qwen2.5-omni.",
+        ),
+    ] = "qwen3-omni",
     system_prompt: Annotated[
         Path | None,
         typer.Option("--system-prompt", help="System prompt file (default: omnivchat's spoken-assistant prompt)."),
@@ -278,6 +286,7 @@ def dataset_command(
             settings=settings,
             processor=processor,
             system_prompt=system_prompt,
+            estimate=estimate,
             on_progress=lambda done, total, _: progress.update(task, completed=done, total=total),
         )
     console.print(f"prompt tokens: {result.method}", highlight=False, soft_wrap=True)

@@ -57,28 +57,36 @@ TABLE4_MAX_CLIPS = 10
 TABLE4_MAX_PROMPT_TOKENS = 11_072
 TABLE4_MAX_REPLY_TOKENS = 1_024
 
-# Qwen2.5-Omni's processor defaults (transformers, models/qwen2_5_omni/processing_qwen2_5_omni.py and the Qwen2-VL
-# video processor it uses): 14-pixel patches merged 2 x 2 and 2 frames per temporal patch; a video frame resized
-# to between 128 and 768 merged patches (28 x 28 pixels each); audio at 16 kHz, 160-sample hops, then a stride-2
-# convolution and a 2 x pooling (``_get_feat_extract_output_lengths``): 25 tokens a second.
-QWEN_PATCH = 14
-QWEN_MERGE = 2
+# The Qwen-Omni processors' defaults in transformers (models/qwen2_5_omni/processing_qwen2_5_omni.py and
+# models/qwen3_omni_moe/processing_qwen3_omni_moe.py, with the Qwen2-VL video processor both use): a video frame
+# resized to between 128 and 768 merged-patch blocks, one token per block for every 2 frames; audio at 16 kHz in
+# 160-sample hops, then the audio encoder's ``_get_feat_extract_output_lengths``.
 QWEN_TEMPORAL_PATCH = 2
-QWEN_MIN_PIXELS = 128 * 28 * 28
-QWEN_MAX_PIXELS = 768 * 28 * 28
+QWEN_MIN_BLOCKS = 128
+QWEN_MAX_BLOCKS = 768
 QWEN_AUDIO_RATE = 16_000
 QWEN_HOP = 160
 QWEN_CLIP_WRAPPERS = 4
-"""Tokens around each clip with its audio: ``<|vision_bos|><|audio_bos|> … <|audio_eos|><|vision_eos|>``."""
+"""Tokens around each clip with its audio (Qwen2.5-Omni: ``<|vision_bos|><|audio_bos|> … <|audio_eos|>
+<|vision_eos|>``; Qwen3-Omni: ``<|vision_start|><|audio_start|> … <|audio_end|><|vision_end|>``)."""
 QWEN_CLIP_WRAPPERS_NO_AUDIO = 2
+QWEN_BLOCK: dict[str, int] = {"qwen3-omni": 32, "qwen2.5-omni": 28}
+"""Pixels per side of one video token's block: a 16- (Qwen3-Omni) or 14-pixel (Qwen2.5-Omni) patch merged 2 x 2."""
+ESTIMATES = tuple(QWEN_BLOCK)
+"""The models the estimate knows; the first, Qwen3-Omni (the paper's policy), is the default."""
 MESSAGE_OVERHEAD = 4
 """Estimated template tokens per message (role marker, start and end tokens), when no tokenizer is given."""
 
-ESTIMATE_METHOD = (
-    "estimate (no --processor): text 1 token per CJK character and per 4 other characters, +4 per message; "
-    "video and audio by Qwen2.5-Omni's processor defaults: ceil(frames/2) x (h/28) x (w/28) tokens per clip with "
-    "each frame resized to 128..768 28-pixel blocks, 25 audio tokens a second, 4 wrapper tokens per clip"
-)
+
+def estimate_method(model: str = ESTIMATES[0]) -> str:
+    """How :class:`EstimateCounter` counts, in words (recorded in the manifest)."""
+    block = QWEN_BLOCK[model]
+    audio = "13 audio tokens a second" if model == "qwen3-omni" else "25 audio tokens a second"
+    return (
+        "estimate (no --processor): text 1 token per CJK character and per 4 other characters, +4 per message; "
+        f"video and audio by {model}'s processor defaults: ceil(frames/2) x (h/{block}) x (w/{block}) tokens per "
+        f"clip with each frame resized to 128..768 {block}-pixel blocks, {audio}, 4 wrapper tokens per clip"
+    )
 
 
 class DatasetError(OmnivchatError, ValueError):
@@ -164,22 +172,31 @@ def smart_resize(height: int, width: int, factor: int, min_pixels: int, max_pixe
     return h, w
 
 
-def qwen_video_tokens(frames: int, height: int, width: int) -> int:
-    """Video tokens of one clip for Qwen2.5-Omni's defaults: one token per 2 x 2 merged 14-pixel patch of every
+def qwen_video_tokens(frames: int, height: int, width: int, model: str = ESTIMATES[0]) -> int:
+    """Video tokens of one clip for ``model``'s processor defaults: one token per merged-patch block of every
     temporal patch of 2 frames (an odd last frame is padded to a pair)."""
-    factor = QWEN_PATCH * QWEN_MERGE
-    h, w = smart_resize(height, width, factor, QWEN_MIN_PIXELS, QWEN_MAX_PIXELS)
+    factor = QWEN_BLOCK[model]
+    h, w = smart_resize(height, width, factor, QWEN_MIN_BLOCKS * factor**2, QWEN_MAX_BLOCKS * factor**2)
     return math.ceil(frames / QWEN_TEMPORAL_PATCH) * (h // factor) * (w // factor)
 
 
-def qwen_audio_tokens(seconds: float) -> int:
-    """Audio tokens of ``seconds`` of sound for Qwen2.5-Omni: 16 kHz samples in 160-sample hops (100 a second),
-    then ``(n - 1) // 2 + 1`` after the stride-2 convolution and ``(n - 2) // 2 + 1`` after pooling."""
-    if seconds <= 0:
+def qwen_audio_tokens(seconds: float, model: str = ESTIMATES[0]) -> int:
+    """Audio tokens of ``seconds`` of sound at 16 kHz in 160-sample hops (100 a second).
+
+    Qwen2.5-Omni: ``(n - 1) // 2 + 1`` after the stride-2 convolution, ``(n - 2) // 2 + 1`` after pooling (25 a
+    second). Qwen3-Omni: 13 per whole 100-hop window, plus three stride-2 halvings of the rest.
+    """
+    samples = round(seconds * QWEN_AUDIO_RATE)
+    if samples <= 0:
         return 0
-    hops = math.ceil(round(seconds * QWEN_AUDIO_RATE) / QWEN_HOP)
-    after_conv = (hops - 1) // 2 + 1
-    return (after_conv - 2) // 2 + 1
+    if model == "qwen2.5-omni":
+        hops = math.ceil(samples / QWEN_HOP)
+        after_conv = (hops - 1) // 2 + 1
+        return (after_conv - 2) // 2 + 1
+    hops = samples // QWEN_HOP
+    rest = hops % 100
+    halved = (rest - 1) // 2 + 1
+    return ((halved - 1) // 2 + 1 - 1) // 2 + 1 + (hops // 100) * 13
 
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
@@ -201,17 +218,18 @@ def text_messages(dialogue: Dialogue) -> list[dict[str, str]]:
     return messages
 
 
-def media_tokens_estimate(clip: ClipMedia) -> int:
-    """Tokens of one clip with its audio for Qwen2.5-Omni's defaults, wrappers included."""
+def media_tokens_estimate(clip: ClipMedia, model: str = ESTIMATES[0]) -> int:
+    """Tokens of one clip with its audio for ``model``'s processor defaults, wrappers included."""
     wrappers = QWEN_CLIP_WRAPPERS if clip.audio_s > 0 else QWEN_CLIP_WRAPPERS_NO_AUDIO
-    return qwen_video_tokens(clip.frames, clip.height, clip.width) + qwen_audio_tokens(clip.audio_s) + wrappers
+    video = qwen_video_tokens(clip.frames, clip.height, clip.width, model)
+    return video + qwen_audio_tokens(clip.audio_s, model) + wrappers
 
 
-def estimate_prompt_tokens(dialogue: Dialogue) -> int:
-    """:data:`ESTIMATE_METHOD`: the stated estimate of a whole prompt."""
+def estimate_prompt_tokens(dialogue: Dialogue, model: str = ESTIMATES[0]) -> int:
+    """:func:`estimate_method`: the stated estimate of a whole prompt."""
     messages = text_messages(dialogue)
     text = sum(estimate_text_tokens(m["content"]) + MESSAGE_OVERHEAD for m in messages) + MESSAGE_OVERHEAD
-    return text + sum(media_tokens_estimate(c) for c in dialogue.clips)
+    return text + sum(media_tokens_estimate(c, model) for c in dialogue.clips)
 
 
 def over_budget(tokens: int, settings: Settings) -> str | None:
@@ -331,12 +349,16 @@ class TokenCounter(Protocol):
 
 
 class EstimateCounter:
-    """The stated estimate of :data:`ESTIMATE_METHOD` (no processor)."""
+    """The stated estimate of :func:`estimate_method` for ``model`` (no processor)."""
 
-    method = ESTIMATE_METHOD
+    def __init__(self, model: str = ESTIMATES[0]) -> None:
+        if model not in QWEN_BLOCK:
+            raise DatasetError(f"--estimate is one of {', '.join(ESTIMATES)}, not {model!r}")
+        self.model = model
+        self.method = estimate_method(model)
 
     def count(self, dialogue: Dialogue) -> int:
-        return estimate_prompt_tokens(dialogue)
+        return estimate_prompt_tokens(dialogue, self.model)
 
 
 class ProcessorCounter:
@@ -344,11 +366,12 @@ class ProcessorCounter:
 
     Text: the tokenizer's chat template over the text messages (with generation prompt), or its plain encoding of
     the joined texts when it has no template. Video and audio: the processor's own per-input token counts
-    (``_get_num_multimodal_tokens``, as vLLM asks for them) when it has them, else the Qwen2.5-Omni estimate; the
+    (``_get_num_multimodal_tokens``, as vLLM asks for them) when it has them, else the ``estimate`` model's; the
     ``method`` says which.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, estimate: str = ESTIMATES[0]) -> None:
+        self.estimate = EstimateCounter(estimate)
         if not path.is_dir():
             raise DatasetError(f"--processor {path}: not a folder (a local Hugging Face processor or tokenizer)")
         try:
@@ -378,7 +401,7 @@ class ProcessorCounter:
         media = (
             "video and audio by the processor's own token counts, 4 wrapper tokens per clip"
             if self.media
-            else "video and audio by the Qwen2.5-Omni estimate (the processor has no video token count)"
+            else f"video and audio by the {estimate} estimate (the processor has no video token count)"
         )
         text = "its chat template" if getattr(self.tokenizer, "chat_template", None) else "its plain encoding"
         self.method = f"processor {path}: text by {text}; {media}{note}"
@@ -394,7 +417,7 @@ class ProcessorCounter:
 
     def _clip(self, clip: ClipMedia) -> int:
         if not self.media:
-            return media_tokens_estimate(clip)
+            return media_tokens_estimate(clip, self.estimate.model)
         sizes = {"video_sizes": [(clip.frames, clip.height, clip.width)]}
         if clip.audio_s > 0:
             sizes["audio_lengths"] = [round(clip.audio_s * QWEN_AUDIO_RATE)]  # type: ignore[list-item]
@@ -512,13 +535,15 @@ def build_dataset(
     settings: Settings | None = None,
     processor: str | Path | None = None,
     system_prompt: str | Path | None = None,
+    estimate: str = ESTIMATES[0],
     on_progress: Progress | None = None,
 ) -> DatasetResult:
     """Write ``bench_dir``'s training set for ``engine`` into ``output`` (new, empty, or an earlier set of this
     command, which is replaced), with ``manifest.json`` recording the Table 4 settings, the source bench's hashes,
     every dialogue's measured prompt tokens and how they were measured, and the dialogues left out with reasons.
 
-    ``processor``: a local processor or tokenizer folder to count tokens with (else the stated estimate);
+    ``processor``: a local processor or tokenizer folder to count tokens with (else the stated estimate for
+    ``estimate``: "qwen3-omni", the paper's policy, or "qwen2.5-omni");
     ``system_prompt``: a prompt file (else omnivchat's default spoken-assistant prompt). A clip that cannot be
     read or re-encoded is a :class:`DatasetError` naming the instance and the file.
     """
@@ -529,7 +554,9 @@ def build_dataset(
     check_output_dir(out, ours=is_dataset_dir, kind="an `omnivchat rl dataset` folder")
     bench = load_bench(bench_dir)
     system, system_label = load_prompt(system_prompt)
-    counter: TokenCounter = ProcessorCounter(Path(processor)) if processor is not None else EstimateCounter()
+    counter: TokenCounter = (
+        ProcessorCounter(Path(processor), estimate) if processor is not None else EstimateCounter(estimate)
+    )
     kept, left_out = select_dialogues(bench.instances, settings.max_clips)
 
     out.mkdir(parents=True, exist_ok=True)
