@@ -403,13 +403,18 @@ class ProcessorCounter:
             if self.media
             else f"video and audio by the {estimate} estimate (the processor has no video token count)"
         )
-        text = "its chat template" if getattr(self.tokenizer, "chat_template", None) else "its plain encoding"
+        # A Qwen-Omni folder keeps its chat template with the processor (chat_template.json), not the tokenizer.
+        template = getattr(loaded, "chat_template", None) or getattr(self.tokenizer, "chat_template", None)
+        self.template = template if isinstance(template, str) else None
+        text = "its chat template" if self.template else "its plain encoding"
         self.method = f"processor {path}: text by {text}; {media}{note}"
 
     def _text(self, messages: list[dict[str, str]]) -> int:
         tok = self.tokenizer
-        if getattr(tok, "chat_template", None):
-            ids = tok.apply_chat_template(messages, tokenize=True, add_generation_prompt=True)
+        if self.template:
+            ids = tok.apply_chat_template(
+                messages, chat_template=self.template, tokenize=True, add_generation_prompt=True
+            )
             if isinstance(ids, Mapping):
                 ids = ids["input_ids"]
             return len(ids)
