@@ -1,4 +1,5 @@
-"""`omnivchat rl ...`: OmniVChat-RL tools. `rl curves` plots Figure 4, selects the checkpoint and computes the
+"""`omnivchat rl ...`: OmniVChat-RL tools. `rl dataset` writes the Table 4 training set for TRL, verl or ms-swift;
+`rl smoke` runs TRL for two steps on a CPU; `rl curves` plots Figure 4, selects the checkpoint and computes the
 Appendix E.5 correlations from a training run's reward log and its per-checkpoint evaluation runs."""
 
 from __future__ import annotations
@@ -9,13 +10,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from omnivchat.cli._app import console, fail, warn
+from omnivchat.cli._app import console, err_console, fail, warn
 
 if TYPE_CHECKING:
     from omnivchat.rl.curves import Agreement, CurvesFile, Estimate
 
 rl_app = typer.Typer(
-    help="OmniVChat-RL: training analytics (Figure 4, checkpoint selection, Appendix E.5).", no_args_is_help=True
+    help="OmniVChat-RL: the training set (Table 4), a CPU smoke run, training analytics (Figure 4, Appendix E.5).",
+    no_args_is_help=True,
 )
 
 
@@ -248,3 +250,100 @@ def smoke_command(
 
 
 rl_app.command("smoke")(smoke_command)
+
+
+def dataset_command(
+    bench_dir: Annotated[Path, typer.Argument(help="Bench directory (bench.yaml, instances.jsonl, media/).")],
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="Folder for the set: new, empty, or an earlier `rl dataset` folder."),
+    ],
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="trl (a datasets.Dataset saved with save_to_disk), verl (parquet with extra_info) or swift "
+            "(ms-swift JSONL with videos/audios).",
+        ),
+    ],
+    processor: Annotated[
+        Path | None,
+        typer.Option(
+            "--processor",
+            help="Local Hugging Face processor or tokenizer folder of the policy to count prompt tokens with "
+            "(never downloaded; default: a stated estimate, see docs/rl.md).",
+        ),
+    ] = None,
+    estimate: Annotated[
+        str,
+        typer.Option(
+            "--estimate",
+            help="Model whose processor defaults the token estimate follows, for video and audio when --processor "
+            "cannot count them: qwen3-omni (the paper's policy) or qwen2.5-omni.",
+        ),
+    ] = "qwen3-omni",
+    system_prompt: Annotated[
+        Path | None,
+        typer.Option("--system-prompt", help="System prompt file (default: omnivchat's spoken-assistant prompt)."),
+    ] = None,
+    max_prompt_tokens: Annotated[
+        int, typer.Option("--max-prompt-tokens", min=1, help="Prompt budget: longer dialogues are left out.")
+    ] = 11072,
+    max_reply_tokens: Annotated[
+        int, typer.Option("--max-reply-tokens", min=1, help="Reply budget, recorded for the engine's settings.")
+    ] = 1024,
+    fps: Annotated[float, typer.Option("--fps", min=0.01, help="Video frames sampled per second of a clip.")] = 2.0,
+    max_frames: Annotated[int, typer.Option("--max-frames", min=1, help="Most frames kept per clip.")] = 16,
+    max_clips: Annotated[
+        int, typer.Option("--max-clips", min=1, help="Most clips per dialogue: longer dialogues are left out.")
+    ] = 10,
+) -> None:
+    """Write the OmniVChat-RL training set as Table 4 builds it, in one engine's own format.
+
+    Each clip is re-encoded with only its frames sampled at --fps (at most --max-frames, spread evenly over a
+    longer clip) and its whole audio track; a dialogue is the system prompt, then each turn's clip with the earlier
+    reference replies as history. Dialogues with more than --max-clips clips, or whose prompt is over
+    --max-prompt-tokens, are left out and listed. manifest.json records the settings, the source bench's hashes,
+    each dialogue's prompt tokens and how they were counted, and what was left out.
+    """
+    from rich.progress import Progress
+
+    from omnivchat.rl.dataset import Settings, build_dataset
+
+    settings = Settings(
+        fps=fps,
+        max_frames=max_frames,
+        max_clips=max_clips,
+        max_prompt_tokens=max_prompt_tokens,
+        max_reply_tokens=max_reply_tokens,
+    )
+    with Progress(console=err_console, transient=True, disable=not err_console.is_terminal) as progress:
+        task = progress.add_task("sampling clips", total=None)
+        result = build_dataset(
+            bench_dir,
+            output,
+            engine,
+            settings=settings,
+            processor=processor,
+            system_prompt=system_prompt,
+            estimate=estimate,
+            on_progress=lambda done, total, _: progress.update(task, completed=done, total=total),
+        )
+    console.print(f"prompt tokens: {result.method}", highlight=False, soft_wrap=True)
+    if result.tokens:
+        counts = sorted(result.tokens.values())
+        console.print(
+            f"measured {len(counts)} prompts: {counts[0]}..{counts[-1]} tokens "
+            f"(median {counts[len(counts) // 2]}; budget {max_prompt_tokens})",
+            highlight=False,
+        )
+    for item in result.left_out:
+        warn(f"left out {item.id}: {item.reason}")
+    console.print(f"{result.rows} dialogues written for {engine}, {len(result.left_out)} left out", highlight=False)
+    for key, value in result.manifest["media"]["engine_settings"].items():
+        console.print(f"  {key}: {value}", highlight=False, soft_wrap=True)
+    for path in result.written:
+        console.print(f"wrote {path}", highlight=False)
+
+
+rl_app.command("dataset")(dataset_command)

@@ -4,6 +4,7 @@
 - Derived clips, cached by source content + operation + parameters + ffmpeg build: ``trim``, ``strip_audio``,
   ``mute_audio``, ``blank_video``, ``freeze_video``, ``export_audio``, ``fit_for_route``.
 - One clip from media released apart (a video and its audio files, or images and audio files): ``compose_clip``.
+- A clip cut down to the frames a model samples (2 fps, at most 16; audio kept): ``sample_video``.
 - Decoding to numpy: ``extract_audio`` (mono float32; ``extract_audio_with_rate`` also returns the rate),
   ``sample_frames``.
 - ``to_data_url``, ``content_hash``, ``resolve_media_path``, ``batch``; ``ClipChecker`` (every clip of a bench).
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     )
     from omnivchat.media._paths import BatchItem, batch, resolve_media_path
     from omnivchat.media._probe import MediaInfo, StreamInfo, probe
+    from omnivchat.media._sample import sample_video, sampled_frame_indices
 
 _LAZY: dict[str, str] = {
     "cache_dir": "_cache",
@@ -67,6 +69,8 @@ _LAZY: dict[str, str] = {
     "mute_audio": "_ops",
     "strip_audio": "_ops",
     "trim": "_ops",
+    "sample_video": "_sample",
+    "sampled_frame_indices": "_sample",
     "BatchItem": "_paths",
     "batch": "_paths",
     "resolve_media_path": "_paths",
@@ -106,6 +110,8 @@ __all__ = [
     "resolve_media_path",
     "sample_frames",
     "sample_times",
+    "sample_video",
+    "sampled_frame_indices",
     "strip_audio",
     "to_data_url",
     "trim",
