@@ -64,6 +64,7 @@ SWIFT_FIELDS = {
     "top_k": -1,
     "top_p": 1.0,
     "max_completion_length": 512,
+    "max_length": None,  # TemplateArguments (swift/arguments/base_args/template_args.py): the template's limit
     "tuner_type": "lora",  # ms-swift 4 (train_type in 3.x)
     "lora_rank": 8,
     "lora_alpha": 32,

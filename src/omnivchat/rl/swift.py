@@ -191,6 +191,8 @@ def swift_recipe(
         "top_k": 20,
         "top_p": 1.0,
         "max_completion_length": 1024,
+        # prompt + reply: Table 4's 11,072 + 1,024 tokens (`omnivchat rl dataset` keeps prompts within the first)
+        "max_length": 11_072 + 1024,
         "tuner_type": "lora",  # ms-swift 4 (3.x called it train_type)
         "lora_rank": 64,
         "lora_alpha": 256,
