@@ -31,7 +31,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from omnivchat._canonical import sha256_text
 from omnivchat.bench import Bench, Instance
@@ -54,7 +54,7 @@ from omnivchat.judges._requests import STYLE_REQUIREMENTS, JudgePrompts, rubric_
 from omnivchat.judges._rule import rule_style_verdict, rule_verdict
 from omnivchat.judges._verdict import parse_verdict
 from omnivchat.prompts import load_prompt
-from omnivchat.routes import ChatRequest, ChatResponse, Route, Sampling
+from omnivchat.routes import ChatRequest, ChatResponse, Route, Sampling, StructuredOutput, schema_format
 from omnivchat.runs import RetryPolicy, Runner, RunStore, RunSummary, run_lock
 
 PERTURBATIONS_FILE = "perturbations.json"
@@ -68,7 +68,6 @@ PROPOSAL_SCHEMA: dict[str, Any] = {
     "required": ["reply"],
     "additionalProperties": False,
 }
-StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
 
 
 class CalibrationError(OmnivchatError, ValueError):
@@ -122,15 +121,9 @@ class Director:
         return f"{DIRECTOR}:{self.route.model_id}"
 
     def response_format(self) -> dict[str, Any] | None:
-        form = self.structured_output
-        if form == "off" or (form == "auto" and self.route.settings.route != "gemini"):
-            return None
-        if form == "json_object":
-            return {"type": "json_object", "schema": PROPOSAL_SCHEMA}
-        return {
-            "type": "json_schema",
-            "json_schema": {"name": "perturbation", "schema": PROPOSAL_SCHEMA, "strict": True},
-        }
+        return schema_format(
+            self.route.settings.route, PROPOSAL_SCHEMA, self.structured_output, name="perturbation", strict=True
+        )
 
     def identity(self) -> dict[str, Any]:
         """What decides its perturbations (the endpoint and key excluded)."""

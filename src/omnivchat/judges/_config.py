@@ -10,7 +10,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from omnivchat._files import InputError, loads_json, read_text
 from omnivchat.errors import OmnivchatError
-from omnivchat.routes import Price
+from omnivchat.routes import Price, StructuredOutput
 
 RULE_JUDGE = "rule"  # the offline rule judge: always available, needs no file entry
 
@@ -40,7 +40,7 @@ class JudgeSpec(BaseModel):
     )
     include_modalities: bool | None = Field(default=None, description='Send modalities=["text"] (None: default).')
     reasoning_effort: str | None = Field(default=None, description="reasoning_effort, where the judge takes it.")
-    structured_output: Literal["auto", "json_schema", "json_object", "off"] = Field(
+    structured_output: StructuredOutput = Field(
         default="auto",
         description="How a verdict's JSON schema is sent: json_schema (OpenAI, vLLM, SGLang), json_object "
         "(llama.cpp), off; auto: only where certain (the Gemini native route).",

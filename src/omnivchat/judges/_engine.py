@@ -16,7 +16,16 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from omnivchat.judges._config import JudgeSpec
-from omnivchat.routes import ChatRequest, ChatResponse, CredentialError, Route, Secret, get_route, resolve_api_key
+from omnivchat.routes import (
+    ChatRequest,
+    ChatResponse,
+    CredentialError,
+    Route,
+    Secret,
+    get_route,
+    resolve_api_key,
+    schema_format,
+)
 from omnivchat.routes import resolve_settings as _resolve_settings
 from omnivchat.runs import Budget, DryRun, RetryPolicy, Runner, RunStore, RunSummary, check_priced, tally
 from omnivchat.runs._estimate import estimate_requests
@@ -57,21 +66,12 @@ def hits_schema(n_criteria: int) -> dict[str, Any]:
 
 
 def response_format(spec: JudgeSpec, route_kind: str, schema: dict[str, Any] | None) -> dict[str, Any] | None:
-    """What the request carries to constrain a verdict to ``schema``, in the form the judge takes.
-
-    ``json_schema``: OpenAI's form, which vLLM and SGLang take too; ``json_object``: llama.cpp's server
-    (``{"type": "json_object", "schema": ...}``; its json_schema form fails with HTTP 500); the Gemini native
-    route turns either into ``responseJsonSchema``. ``auto`` constrains where the form is certain (the Gemini
-    native route) and sends nothing elsewhere; ``off`` never. A fixed ``response_format`` in the judges file wins.
-    """
+    """What the request carries to constrain a verdict to ``schema``, in the form the judge's route takes
+    (``routes.schema_format``: ``auto`` constrains only where the route's form is certain). A fixed
+    ``response_format`` in the judges file wins."""
     if spec.response_format is not None:
         return spec.response_format
-    form = spec.structured_output
-    if schema is None or form == "off" or (form == "auto" and route_kind != "gemini"):
-        return None
-    if form == "json_object":
-        return {"type": "json_object", "schema": schema}
-    return {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema, "strict": True}}
+    return schema_format(route_kind, schema, spec.structured_output, name="verdict", strict=True)
 
 
 def judge_key(spec: JudgeSpec) -> Secret | None:

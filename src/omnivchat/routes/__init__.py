@@ -1,6 +1,6 @@
 """Model routes behind one async interface: OpenAI-compatible servers, Gemini (native), simulated models."""
 
-from omnivchat.routes._base import Prepared, Route
+from omnivchat.routes._base import Prepared, Route, StructuredOutput, schema_format
 from omnivchat.routes._cost import (
     DEFAULT_OUTPUT_TOKENS,
     AttemptCost,
@@ -64,6 +64,7 @@ __all__ = [
     "SettingsError",
     "SimOracle",
     "SpokenReply",
+    "StructuredOutput",
     "TokenRates",
     "attempt_cost",
     "check_replica_url",
@@ -77,5 +78,6 @@ __all__ = [
     "redact",
     "resolve_api_key",
     "resolve_settings",
+    "schema_format",
     "usage_tokens",
 ]

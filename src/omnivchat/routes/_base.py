@@ -3,11 +3,33 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from omnivchat.routes._defaults import RouteSettings
 from omnivchat.routes._media_parts import MediaStore
 from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered
+
+StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
+"""How a reply's JSON schema is sent: json_schema (OpenAI, vLLM, SGLang), json_object (llama.cpp), off; auto:
+only where the route's form is certain."""
+
+# Routes that take a JSON schema in a form known for certain: the Gemini native route turns either form into
+# responseJsonSchema. An OpenAI-compatible server may be vLLM, SGLang or llama.cpp, which differ.
+_SCHEMA_CERTAIN = frozenset({"gemini"})
+
+
+def schema_format(
+    route_kind: str, schema: dict[str, Any] | None, form: StructuredOutput, *, name: str, strict: bool
+) -> dict[str, Any] | None:
+    """The ``response_format`` that constrains a reply to ``schema`` on a route of ``route_kind``
+    (``RouteSettings.route``), in ``form``: ``json_schema`` is OpenAI's form, which vLLM and SGLang take too;
+    ``json_object`` is llama.cpp's server's (``{"type": "json_object", "schema": ...}``; its json_schema form fails
+    with HTTP 500); ``auto`` constrains only where the route's form is certain, ``off`` never. None: send nothing."""
+    if schema is None or form == "off" or (form == "auto" and route_kind not in _SCHEMA_CERTAIN):
+        return None
+    if form == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}}
 
 
 @dataclass

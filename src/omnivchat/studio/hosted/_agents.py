@@ -24,9 +24,11 @@ from omnivchat.routes import (
     Route,
     RouteError,
     Sampling,
+    StructuredOutput,
     attempt_cost,
     get_route,
     resolve_api_key,
+    schema_format,
 )
 from omnivchat.studio.engine import Answer, Caption, DirectorRequest, Question
 from omnivchat.studio.engine._answers import DIRECTOR_ANSWERS
@@ -67,7 +69,7 @@ class AgentSpec(BaseModel):
     temperature: float | None = None
     max_tokens: int = Field(4096, gt=0)
     thinking: bool | None = None
-    structured_output: Literal["auto", "json_schema", "json_object", "off"] = "auto"
+    structured_output: StructuredOutput = "auto"
     media_input: Literal["video_url", "file", "frames"] | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
     timeout_s: float = Field(600.0, gt=0)
@@ -148,14 +150,8 @@ def _send(loop: LoopThread, route: Route, chat: ChatRequest, timeout_s: float) -
 
 
 def _response_format(spec: AgentSpec, route: Route, schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The schema in the form the route takes (as for judges): json_schema (OpenAI, vLLM, SGLang), json_object
-    (llama.cpp), the Gemini route's responseJsonSchema; ``auto`` only where the form is certain."""
-    form = spec.structured_output
-    if form == "off" or (form == "auto" and route.settings.route != "gemini"):
-        return None
-    if form == "json_object":
-        return {"type": "json_object", "schema": schema}
-    return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": False}}
+    """The schema in the form the route takes (as for judges: ``routes.schema_format``)."""
+    return schema_format(route.settings.route, schema, spec.structured_output, name="answer", strict=False)
 
 
 class RouteDirector:
