@@ -8,19 +8,20 @@ import pytest
 
 from omnivchat.media import blank_video, mute_audio, strip_audio
 from omnivchat.routes import (
+    AdaptiveLimiter,
     ChatRequest,
     CredentialError,
     RouteError,
     Secret,
     SettingsError,
     SimOracle,
+    backoff_delay,
     get_route,
     read_key_file,
     resolve_api_key,
     resolve_settings,
 )
 from omnivchat.routes._sim import parse_sim_id
-from omnivchat.runs import AdaptiveLimiter, backoff_delay
 
 
 def answer(model: str, clip, requires=("video", "audio"), text=None, item="s1") -> tuple[str, object]:

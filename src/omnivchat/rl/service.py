@@ -61,8 +61,8 @@ from omnivchat.rl.rewards import (
     style_reward,
     total_reward,
 )
-from omnivchat.routes import Prepared, Route, RouteError
-from omnivchat.runs import AdaptiveLimiter, RetryPolicy, RunStore, backoff_delay
+from omnivchat.routes import AdaptiveLimiter, Prepared, RetryPolicy, Route, RouteError, backoff_delay
+from omnivchat.runs import RunStore
 from omnivchat.scoring import is_empty_reply, mean_length, reply_efficiency, rubric_score
 
 CACHE_FILE = "rewards.sqlite"

@@ -24,6 +24,15 @@ from omnivchat.routes._defaults import (
 from omnivchat.routes._redact import Redactor, redact
 from omnivchat.routes._registry import get_route
 from omnivchat.routes._replicas import ReplicaError, ReplicaPolicy, ReplicaSpec, check_replica_url, load_endpoints
+from omnivchat.routes._sender import (
+    AdaptiveLimiter,
+    AttemptHooks,
+    RetryPolicy,
+    Sent,
+    backoff_delay,
+    route_cost,
+    send_with_retries,
+)
 from omnivchat.routes._types import (
     RETRYABLE,
     ChatRequest,
@@ -42,7 +51,9 @@ __all__ = [
     "DEFAULT_OUTPUT_TOKENS",
     "PROVIDER_DEFAULT",
     "RETRYABLE",
+    "AdaptiveLimiter",
     "AttemptCost",
+    "AttemptHooks",
     "ChatRequest",
     "ChatResponse",
     "CredentialError",
@@ -56,17 +67,20 @@ __all__ = [
     "ReplicaSpec",
     "ReplyAudio",
     "RequestEstimate",
+    "RetryPolicy",
     "Route",
     "RouteError",
     "RouteSettings",
     "Sampling",
     "Secret",
+    "Sent",
     "SettingsError",
     "SimOracle",
     "SpokenReply",
     "StructuredOutput",
     "TokenRates",
     "attempt_cost",
+    "backoff_delay",
     "check_replica_url",
     "describe_delivery",
     "estimate_prepared",
@@ -78,6 +92,8 @@ __all__ = [
     "redact",
     "resolve_api_key",
     "resolve_settings",
+    "route_cost",
     "schema_format",
+    "send_with_retries",
     "usage_tokens",
 ]

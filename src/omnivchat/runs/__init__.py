@@ -1,6 +1,7 @@
 """Runs: the manifest, the SQLite run store, the writer lock of a run directory, the resumable async runner, and
 the typed files of a run directory (manifests, status, export)."""
 
+from omnivchat.routes import RetryPolicy  # the runner's parameter, re-exported: callers name it from runs
 from omnivchat.runs._budget import Budget, BudgetError, check_priced
 from omnivchat.runs._cost import CostTotals, RunCost, item_costs, money, tally
 from omnivchat.runs._errors import RunError
@@ -33,7 +34,6 @@ from omnivchat.runs._files import (
     read_manifest,
     served_changes,
 )
-from omnivchat.runs._limiter import AdaptiveLimiter, backoff_delay
 from omnivchat.runs._lock import LOCK_FILE, LOCKING, LockHolder, RunLocked, lock_holder, run_lock, writes_run_dir
 from omnivchat.runs._manifest import (
     MANIFEST_FILE,
@@ -50,7 +50,6 @@ from omnivchat.runs._runner import (
     CANDIDATE,
     STORE_FILE,
     Pending,
-    RetryPolicy,
     Runner,
     RunSummary,
     TaskWork,
@@ -74,7 +73,6 @@ __all__ = [
     "SOCIALOMNI_JUDGING_PROTOCOL",
     "SOCIALOMNI_PROTOCOL",
     "STORE_FILE",
-    "AdaptiveLimiter",
     "BenchIdentity",
     "Budget",
     "BudgetError",
@@ -108,7 +106,6 @@ __all__ = [
     "SocialOmniManifest",
     "StoredResult",
     "TaskWork",
-    "backoff_delay",
     "build_manifest",
     "build_request",
     "check_priced",

@@ -18,22 +18,25 @@ from omnivchat.bench import Bench, Instance, Turn
 from omnivchat.errors import Interrupted
 from omnivchat.media import MediaError
 from omnivchat.routes import (
+    AdaptiveLimiter,
+    AttemptCost,
+    AttemptHooks,
     ChatRequest,
     ChatResponse,
     HistoryTurn,
     Prepared,
+    RetryPolicy,
     Route,
     RouteError,
     Sampling,
     SimOracle,
-    attempt_cost,
     estimate_prepared,
+    send_with_retries,
 )
 from omnivchat.routes._cost import IN_FLIGHT
 from omnivchat.runs._budget import Budget, check_priced
 from omnivchat.runs._cost import CostTotals, tally
 from omnivchat.runs._files import Manifest
-from omnivchat.runs._limiter import AdaptiveLimiter, backoff_delay
 from omnivchat.runs._lock import writes_run_dir
 from omnivchat.runs._manifest import build_manifest, package_record, write_or_check_manifest
 from omnivchat.runs._progress import BACKOFF, RETRY_AFTER, RunProgress
@@ -65,13 +68,6 @@ class RunSummary:
     @property
     def complete(self) -> bool:
         return self.done == self.total
-
-
-@dataclass
-class RetryPolicy:
-    max_attempts: int = 4
-    backoff_base: float = 1.0
-    backoff_cap: float = 30.0
 
 
 def build_request(
@@ -178,53 +174,22 @@ class Runner:
                 self.store.set_item(request.item_id, self.kind, key, err, meta)
                 self._failed(summary, err, request.item_id)
                 return
-        for attempt in range(1, self.retry.max_attempts + 1):
-            async with self.limiter:
-                token = None
-                if self.budget is not None:
-                    token = await self.budget.reserve_when_settled(estimate or 0.0)
-                    if token is None:  # not sent: the item keeps the record it had (none: not run)
-                        summary.not_sent += 1
-                        self.state.not_sent += 1
-                        return
-                attempt_id = self.store.start_attempt(key, request.item_id)
-                if estimate is not None:  # kept: a budget counts an attempt of unknown cost at its estimate
-                    self.store.record_cost(attempt_id, None, IN_FLIGHT, estimate=estimate)
-                summary.attempts += 1
-                self.state.in_flight += 1
-                usage: dict[str, Any] | None = None
-                try:
-                    response = await self.route.send(prepared)
-                    usage = response.usage
-                    refusal = self.accept(request, response) if self.accept is not None else None
-                    if refusal is not None:
-                        raise RouteError("unparseable", refusal, http_status=response.http_status, usage=usage)
-                except RouteError as err:
-                    self.store.finish_attempt(attempt_id, key, err)
-                    outcome: RouteError | None = err
-                    usage = err.usage
-                else:
-                    self.store.finish_attempt(attempt_id, key, response)
-                    outcome = None
-                finally:
-                    self.state.in_flight -= 1
-                self._settle(attempt_id, usage, outcome, estimate, token, summary)
-            await self.limiter.record(outcome)
-            self.state.concurrency = self.limiter.limit
-            if outcome is None:
-                self.store.set_item(request.item_id, self.kind, key, None, meta)
-                summary.done += 1
-                return
-            if not outcome.retryable or attempt == self.retry.max_attempts:
-                self.store.set_item(request.item_id, self.kind, key, outcome, meta)
-                self._failed(summary, outcome, request.item_id)
-                return
-            delay = backoff_delay(outcome, attempt, base=self.retry.backoff_base, cap=self.retry.backoff_cap)
-            waiting = self.state.wait_started(RETRY_AFTER if outcome.retry_after is not None else BACKOFF, delay)
-            try:
-                await asyncio.sleep(delay)
-            finally:
-                self.state.wait_ended(waiting)
+        hooks = _RunAttempts(self, key, request.item_id, estimate, summary)
+
+        def accept(response: ChatResponse) -> str | None:
+            return self.accept(request, response) if self.accept is not None else None
+
+        sent = await send_with_retries(
+            self.route, prepared, self.retry, limiter=self.limiter, accept=accept, hooks=hooks
+        )
+        self.state.concurrency = self.limiter.limit
+        if sent.error is not None:
+            self.store.set_item(request.item_id, self.kind, key, sent.error, meta)
+            self._failed(summary, sent.error, request.item_id)
+        elif sent.response is not None:
+            self.store.set_item(request.item_id, self.kind, key, None, meta)
+            summary.done += 1
+        # neither: a budget kept it from being sent; the item keeps the record it had (none: not run)
 
     async def _estimate(self, prepared: Prepared) -> float:
         """The attempt's estimated cost in USD (media preparing did not probe are probed on a thread);
@@ -244,15 +209,14 @@ class Runner:
     def _settle(
         self,
         attempt_id: int,
-        usage: dict[str, Any] | None,
+        cost: AttemptCost,
         outcome: RouteError | None,
         estimate: float | None,
         token: int | None,
         summary: RunSummary,
     ) -> None:
-        """Record an ended attempt's cost (from the server's usage and the price) and count it everywhere."""
-        status = outcome.http_status if outcome is not None else None
-        cost = attempt_cost(usage, self.route.settings.price, http_status=status)
+        """Record an ended attempt's cost (the sender's, from the server's usage and the price) and count it
+        everywhere."""
         self.store.record_cost(attempt_id, cost.usd, cost.note, estimate=estimate)
         summary.cost.add(cost, estimate)
         self.state.attempt_ended(cost, outcome.kind if outcome is not None else None, estimate)
@@ -356,6 +320,47 @@ class Runner:
                     ticker.cancel()
             if lines and work:
                 say(progress_line())
+
+
+class _RunAttempts(AttemptHooks):
+    """The runner's side of each attempt of one item: the budget, the store's attempt and cost rows, the progress
+    bar's counts and waits."""
+
+    def __init__(self, runner: Runner, key: str, item_id: str, estimate: float | None, summary: RunSummary) -> None:
+        self.runner, self.key, self.item_id, self.estimate, self.summary = runner, key, item_id, estimate, summary
+        self.token: int | None = None
+        self.attempt_id = 0
+
+    async def start(self, attempt: int) -> bool:
+        runner = self.runner
+        if runner.budget is not None:
+            self.token = await runner.budget.reserve_when_settled(self.estimate or 0.0)
+            if self.token is None:  # not sent
+                self.summary.not_sent += 1
+                runner.state.not_sent += 1
+                return False
+        self.attempt_id = runner.store.start_attempt(self.key, self.item_id)
+        if self.estimate is not None:  # kept: a budget counts an attempt of unknown cost at its estimate
+            runner.store.record_cost(self.attempt_id, None, IN_FLIGHT, estimate=self.estimate)
+        self.summary.attempts += 1
+        runner.state.in_flight += 1
+        return True
+
+    def ended(self, outcome: ChatResponse | RouteError, cost: AttemptCost) -> None:
+        runner = self.runner
+        runner.store.finish_attempt(self.attempt_id, self.key, outcome)
+        runner.state.in_flight -= 1
+        failure = outcome if isinstance(outcome, RouteError) else None
+        runner._settle(self.attempt_id, cost, failure, self.estimate, self.token, self.summary)
+
+    async def wait(self, error: RouteError, delay: float) -> None:
+        state = self.runner.state
+        state.concurrency = self.runner.limiter.limit
+        waiting = state.wait_started(RETRY_AFTER if error.retry_after is not None else BACKOFF, delay)
+        try:
+            await asyncio.sleep(delay)
+        finally:
+            state.wait_ended(waiting)
 
 
 def _capacity(route: Route) -> int:
