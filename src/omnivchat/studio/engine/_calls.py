@@ -1,6 +1,7 @@
 """Every agent call of a synthesis goes through the run store (``runs.RunStore``): keyed by the hash of the agent,
 its version and the request, so a restarted synthesis replays what it already paid for and pays only for the rest;
-each attempt is recorded, and a failed call is retried (paper, Appendix C: a 10,000-instance synthesis on hosted
+each attempt is recorded, and a failed call is retried with the routes' backoff (``routes.RetryPolicy``: jittered,
+exponential, never sooner than a server's Retry-After) (paper, Appendix C: a 10,000-instance synthesis on hosted
 APIs must survive restarts)."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from omnivchat.errors import OmnivchatError
-from omnivchat.routes import AttemptCost, ChatResponse, RouteError
+from omnivchat.routes import AttemptCost, ChatResponse, RetryPolicy, RouteError
 
 CALLS_FILE = "calls.sqlite"
 NO_PAID_REQUEST = "no paid request"  # an agent call that sent nothing billable (offline agents, local work)
@@ -72,7 +73,10 @@ class AgentCalls:
     def __init__(
         self, path: Path, *, attempts: int = 3, backoff_s: float = 0.5, budget_usd: float | None = None
     ) -> None:
-        """``budget_usd``: the synthesis's total spending limit (what its store spent before counts). Before each
+        """``attempts`` per call, waiting as ``routes.RetryPolicy`` does from ``backoff_s`` (doubling, jittered, at
+        least a server's Retry-After) between them.
+
+        ``budget_usd``: the synthesis's total spending limit (what its store spent before counts). Before each
         call the largest cost of one call of the same operation so far is reserved (nothing is known of a call
         before it is made; the first of each operation reserves $0); a call that would pass the budget raises
         :class:`BudgetReached`."""
@@ -82,7 +86,7 @@ class AgentCalls:
         self.budget = Budget(budget_usd) if budget_usd is not None else None
         self.store = RunStore(path)
         self.attempts = attempts
-        self.backoff_s = backoff_s
+        self.retry = RetryPolicy(max_attempts=attempts, backoff_base=backoff_s)
         self._lock = threading.Lock()
         self.made = 0  # calls made in this process (not answered from the store)
         self.replayed = 0
@@ -151,9 +155,9 @@ class AgentCalls:
                 with self._lock:
                     self.store.finish_attempt(attempt_id, key, failure)
                     self._settle(attempt_id, token, op)
-                if not failure.retryable:  # a local failure (a file, a bad spec) gives the same result again
+                if not failure.retryable or attempt == self.attempts:  # a local failure gives the same result again
                     break
-                self.stopping.wait(self.backoff_s * attempt)  # an interrupt ends the wait
+                self.stopping.wait(self.retry.delay(failure, attempt))  # an interrupt ends the wait
                 continue
             except BaseException:
                 _meter.costs = None

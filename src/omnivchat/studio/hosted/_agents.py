@@ -25,9 +25,9 @@ from omnivchat.routes import (
     RouteError,
     Sampling,
     StructuredOutput,
-    attempt_cost,
     get_route,
     resolve_api_key,
+    route_cost,
     schema_format,
 )
 from omnivchat.studio.engine import Answer, Caption, DirectorRequest, Question
@@ -139,13 +139,13 @@ def _route(spec: AgentSpec, *, media: bool) -> Route:
 
 
 def _send(loop: LoopThread, route: Route, chat: ChatRequest, timeout_s: float) -> ChatResponse:
-    """One request of an agent call, its cost reported to the call (from the usage, at the route's price)."""
+    """One request of an agent call (the call retries), its cost reported to the call (``routes.route_cost``)."""
     try:
         response = loop.run(route.send(route.prepare(chat)), timeout=timeout_s)
     except RouteError as err:
-        report_cost(attempt_cost(err.usage, route.settings.price, http_status=err.http_status))
+        report_cost(route_cost(route, err))
         raise
-    report_cost(attempt_cost(response.usage, route.settings.price))
+    report_cost(route_cost(route, response))
     return response
 
 
