@@ -6,7 +6,8 @@ style grader for every non-empty reply at once under one concurrency bound, and 
 :class:`RewardTerms` per completion in input order.
 
 - Requests, schemas and parsing are the judge engine's (``rubric_request``, ``style_request``, ``VerdictTask``,
-  ``response_format``, ``judge_route``); only the sending loop is here, because ``judges.ask`` writes into a run.
+  ``response_format``, ``judge_route``); the sending is the routes' (``send_with_retries``); only the attempt
+  records are here, because ``judges.ask`` writes into a run.
 - A verdict is cached under its request's identity (the engine's request key: judge model and settings, prompt,
   rubric, reply): in memory, and with ``cache_dir`` in SQLite (a :class:`omnivchat.runs.RunStore` holding every
   attempt), so a repeated reply costs no grader call. Failures are never cached.
@@ -61,7 +62,17 @@ from omnivchat.rl.rewards import (
     style_reward,
     total_reward,
 )
-from omnivchat.routes import AdaptiveLimiter, Prepared, RetryPolicy, Route, RouteError, backoff_delay
+from omnivchat.routes import (
+    AdaptiveLimiter,
+    AttemptCost,
+    AttemptHooks,
+    ChatResponse,
+    Prepared,
+    RetryPolicy,
+    Route,
+    RouteError,
+    send_with_retries,
+)
 from omnivchat.runs import RunStore
 from omnivchat.scoring import is_empty_reply, mean_length, reply_efficiency, rubric_score
 
@@ -130,6 +141,25 @@ class _Grader:
     spec: JudgeSpec | None = None
     route: Route | None = None
     limiter: AdaptiveLimiter | None = None
+
+
+class _CacheAttempts(AttemptHooks):
+    """The reward service's side of each grader attempt: counted, and recorded in the SQLite cache when there is
+    one (its cost is not: a reward cache keeps verdicts, not spending)."""
+
+    def __init__(self, store: RunStore | None, key: str, item_id: str, tally: RewardStats) -> None:
+        self.store, self.key, self.item_id, self.tally = store, key, item_id, tally
+        self.attempt_id = 0
+
+    async def start(self, attempt: int) -> bool:
+        self.tally.calls += 1
+        if self.store is not None:
+            self.attempt_id = self.store.start_attempt(self.key, self.item_id)
+        return True
+
+    def ended(self, outcome: ChatResponse | RouteError, cost: AttemptCost) -> None:
+        if self.store is not None:
+            self.store.finish_attempt(self.attempt_id, self.key, outcome)
 
 
 def _rubric_task(
@@ -587,8 +617,8 @@ class RewardService:
         prepared: Prepared,
         tally: RewardStats,
     ) -> Verdict:
-        """Read the SQLite cache, else send with bounded retries (as ``runs.Runner`` does), recording every attempt
-        there; an answer that does not parse is an ``unparseable`` attempt, retried."""
+        """Read the SQLite cache, else send with the routes' sender (bounded retries, as ``runs.Runner``),
+        recording every attempt there; an answer that does not parse is an ``unparseable`` attempt, retried."""
         key, store = prepared.key, self._store
         if store is not None:
             stored = store.result(key)
@@ -599,36 +629,23 @@ class RewardService:
                 return self._memory[key], ""
             store.add_request(key, label, route.model_id, route.endpoint, prepared.description)
         assert grader.limiter is not None
-        for attempt in range(1, self.retry.max_attempts + 1):
-            async with grader.limiter, self._slots:
-                tally.calls += 1
-                attempt_id = store.start_attempt(key, item_id) if store is not None else 0
-                try:
-                    response = await route.send(prepared)
-                    hits = task.parse(item_id, response.text)
-                    if hits is None:
-                        raise RouteError("unparseable", task.unparseable, http_status=response.http_status)
-                except RouteError as err:
-                    outcome: RouteError | None = err
-                    if store is not None:
-                        store.finish_attempt(attempt_id, key, err)
-                else:
-                    outcome = None
-                    if store is not None:
-                        store.finish_attempt(attempt_id, key, response)
-            await grader.limiter.record(outcome)
-            if outcome is None and hits is not None:
-                self._memory[key] = tuple(hits)
-                return self._memory[key], ""
-            assert outcome is not None
-            if not outcome.retryable or attempt == self.retry.max_attempts:
-                tally.failures += 1
-                tries = f" ({attempt} attempts)" if attempt > 1 else ""
-                return None, f"{label}: {outcome.kind}: {outcome.message}{tries}"
-            await asyncio.sleep(
-                backoff_delay(outcome, attempt, base=self.retry.backoff_base, cap=self.retry.backoff_cap)
-            )
-        raise AssertionError("unreachable: the last attempt returns")
+
+        def accept(response: ChatResponse) -> str | None:
+            return None if task.parse(item_id, response.text) is not None else task.unparseable
+
+        hooks = _CacheAttempts(store, key, item_id, tally)
+        sent = await send_with_retries(
+            route, prepared, self.retry, limiter=grader.limiter, slots=(self._slots,), accept=accept, hooks=hooks
+        )
+        if sent.response is not None:
+            hits = task.parse(item_id, sent.response.text)
+            assert hits is not None  # accepted: it parses
+            self._memory[key] = tuple(hits)
+            return self._memory[key], ""
+        assert sent.error is not None
+        tally.failures += 1
+        tries = f" ({sent.attempts} attempts)" if sent.attempts > 1 else ""
+        return None, f"{label}: {sent.error.kind}: {sent.error.message}{tries}"
 
     async def _shutdown(self) -> None:
         """On the loop thread: cancel what is still in flight, then close every judge's connections."""
