@@ -54,8 +54,8 @@ from omnivchat.judges._requests import STYLE_REQUIREMENTS, JudgePrompts, rubric_
 from omnivchat.judges._rule import rule_style_verdict, rule_verdict
 from omnivchat.judges._verdict import parse_verdict
 from omnivchat.prompts import load_prompt
-from omnivchat.routes import ChatRequest, ChatResponse, Route, Sampling, StructuredOutput, schema_format
-from omnivchat.runs import RetryPolicy, Runner, RunStore, RunSummary, run_lock
+from omnivchat.routes import ChatRequest, ChatResponse, RetryPolicy, Route, Sampling, StructuredOutput, schema_format
+from omnivchat.runs import Runner, RunStore, RunSummary, run_lock
 
 PERTURBATIONS_FILE = "perturbations.json"
 CALIBRATION_STORE = "store.sqlite"
