@@ -44,6 +44,8 @@ from omnivchat.routes._types import (
     Sampling,
     SimOracle,
     SpokenReply,
+    retry_after_s,
+    status_kind,
 )
 
 __all__ = [
@@ -92,8 +94,10 @@ __all__ = [
     "redact",
     "resolve_api_key",
     "resolve_settings",
+    "retry_after_s",
     "route_cost",
     "schema_format",
     "send_with_retries",
+    "status_kind",
     "usage_tokens",
 ]

@@ -4,7 +4,6 @@ compatible endpoint. A lean aiohttp client with its own SSE parsing (chosen by m
 
 from __future__ import annotations
 
-import email.utils
 import json
 import time
 from typing import Any
@@ -20,7 +19,7 @@ from omnivchat.routes._media_parts import MediaStore, clip_parts
 from omnivchat.routes._redact import Redactor
 from omnivchat.routes._replicas import Failure, Replica, ReplicaSet
 from omnivchat.routes._sse import SSEParser
-from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError
+from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError, retry_after_s, status_kind
 
 
 class ConfigError(OmnivchatError, ValueError):
@@ -61,30 +60,6 @@ def _check_base_url(base_url: str | None, model_id: str) -> str:
     if parts.username or parts.password:
         raise ConfigError("base URL must not embed credentials; use --key-file/--key-field or the environment")
     return base_url
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Retry-After as seconds: a number of seconds or an HTTP date."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        return max(0.0, when.timestamp() - time.time())
-
-
-def _status_kind(status: int) -> str:
-    if status == 429:
-        return "rate_limited"
-    if status == 408:
-        return "request_timeout"
-    if status >= 500:
-        return "server_error"
-    return "http_error"
 
 
 class OpenAIRoute:
@@ -347,10 +322,10 @@ class OpenAIRoute:
             message = json.dumps(self._redactor.data(message), ensure_ascii=False)
         message = self._cut(message, 300)
         return RouteError(
-            _status_kind(response.status),  # type: ignore[arg-type]
+            status_kind(response.status),
             f"HTTP {response.status}" + (f": {message}" if message else ""),
             http_status=response.status,
-            retry_after=_retry_after(response.headers.get("Retry-After")),
+            retry_after=retry_after_s(response.headers.get("Retry-After")),
         )
 
     async def _read_stream(self, response: Any, request: ChatRequest) -> ChatResponse:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import email.utils
+import time
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,6 +40,31 @@ RETRYABLE: frozenset[str] = frozenset(
         "unparseable",
     }
 )
+
+
+def status_kind(status: int) -> ErrorKind:
+    """The failure kind of an HTTP error status (every client of an HTTP API: routes, video renderers)."""
+    if status == 429:
+        return "rate_limited"
+    if status == 408:
+        return "request_timeout"
+    if status >= 500:
+        return "server_error"
+    return "http_error"
+
+
+def retry_after_s(value: str | None) -> float | None:
+    """A Retry-After header as seconds: a number of seconds or an HTTP date; None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, when.timestamp() - time.time())
 
 
 class RouteError(Exception):

@@ -48,7 +48,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omnivchat.errors import OmnivchatError
-from omnivchat.routes import CredentialError, Redactor, RouteError, Secret, resolve_api_key
+from omnivchat.routes import CredentialError, Redactor, RouteError, Secret, resolve_api_key, retry_after_s, status_kind
 from omnivchat.studio.engine._agents import RenderFailed, RenderRefused, RenderRequest
 from omnivchat.studio.engine._types import Clip
 from omnivchat.studio.hosted._bridge import LoopThread
@@ -174,23 +174,6 @@ def reason(code: str, message: str) -> str:
     """The end of a failure's message: ': CODE message', or '' when the server gave neither."""
     shown = " ".join(part for part in (code, message) if part)
     return f": {shown}" if shown else ""
-
-
-def _status_kind(status: int) -> str:
-    if status == 429:
-        return "rate_limited"
-    if status == 408:
-        return "request_timeout"
-    if status >= 500:
-        return "server_error"
-    return "http_error"
-
-
-def _retry_after(value: str | None) -> float | None:
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
@@ -329,7 +312,7 @@ class HostedVideoRenderer(ABC):
         return self.failed(f"{what}{reason(code, message)}")
 
     def error_kind(self, status: int, code: str) -> str:
-        return _status_kind(status)
+        return status_kind(status)
 
     def finished(self, job: Job, clip: Clip) -> None:
         """Called with each clip delivered (Gemini Omni remembers its interaction, to extend it later)."""
@@ -459,7 +442,7 @@ class HostedVideoRenderer(ABC):
             self.error_kind(status, code),  # type: ignore[arg-type]
             self.text(detail),
             http_status=status,
-            retry_after=_retry_after(retry_after),
+            retry_after=retry_after_s(retry_after),
         )
 
     # -------------------------------------------------------------------------------------------- render
