@@ -10,26 +10,27 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from omnivchat._files import InputError, loads_json, read_text
 from omnivchat.errors import OmnivchatError
-from omnivchat.routes import Price, StructuredOutput
+from omnivchat.routes import ModelSpec
 
 RULE_JUDGE = "rule"  # the offline rule judge: always available, needs no file entry
 
 
 _LATER_FIELDS = ("include_modalities", "reasoning_effort", "structured_output")
+_IDENTITY_ORDER = {
+    name: i
+    for i, name in enumerate(
+        ("name", "model", "temperature", "max_tokens", "thinking", *_LATER_FIELDS, "response_format", "extra")
+    )
+}
 
 
-class JudgeSpec(BaseModel):
-    """One LLM judge and the key it sends (`judges.judge_key`): the variable ``api_key_env`` names; none when the
-    entry has its own ``base_url`` and no ``api_key_env`` (a server of your own) or says ``no_key``; else the
-    model's default variable (gpt-* OPENAI_API_KEY, qwen* DASHSCOPE_API_KEY, gemini-* GEMINI_API_KEY)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class JudgeSpec(ModelSpec):
+    """One LLM judge (``routes.ModelSpec`` with a judge's fields and defaults) and the key it sends
+    (`judges.judge_key`): the variable ``api_key_env`` names; none when the entry has its own ``base_url`` and no
+    ``api_key_env`` (a server of your own) or says ``no_key``; else the model's default variable (gpt-*
+    OPENAI_API_KEY, qwen* DASHSCOPE_API_KEY, gemini-* GEMINI_API_KEY)."""
 
     name: str = Field(min_length=1)
-    model: str = Field(min_length=1)
-    base_url: str | None = None
-    api_key_env: str | None = None
-    no_key: bool = Field(default=False, description="Send no key, even where the model's defaults name one.")
     max_concurrency: int = Field(default=2, gt=0)
     temperature: float = 0.0
     max_tokens: int = Field(default=2048, gt=0)
@@ -40,22 +41,11 @@ class JudgeSpec(BaseModel):
     )
     include_modalities: bool | None = Field(default=None, description='Send modalities=["text"] (None: default).')
     reasoning_effort: str | None = Field(default=None, description="reasoning_effort, where the judge takes it.")
-    structured_output: StructuredOutput = Field(
-        default="auto",
-        description="How a verdict's JSON schema is sent: json_schema (OpenAI, vLLM, SGLang), json_object "
-        "(llama.cpp), off; auto: only where certain (the Gemini native route).",
-    )
     response_format: dict[str, Any] | None = Field(default=None, description='e.g. {"type": "json_object"}.')
-    extra: dict[str, Any] = Field(default_factory=dict, description="Extra fields merged into each request.")
     repeat_of: str | None = Field(
         default=None,
         description="This judge re-grades as judge NAME did (give it e.g. a seed in extra): the "
         "agreement study reports it as NAME's repeat run.",
-    )
-    price: Price | None = Field(
-        default=None,
-        description="USD per million tokens ({input_per_mtok, output_per_mtok}); default: the model's route "
-        "defaults, else cost unknown (docs/costs.md).",
     )
     timeout_s: float | None = Field(
         default=None, gt=0, description="Seconds one verdict request may take (None: the model's route default)."
@@ -68,7 +58,8 @@ class JudgeSpec(BaseModel):
         for name in _LATER_FIELDS:
             if data[name] == type(self).model_fields[name].default:
                 del data[name]
-        return data
+        # in the order the judges file of earlier versions wrote (name first), whatever ModelSpec's field order
+        return {k: data[k] for k in sorted(data, key=lambda k: _IDENTITY_ORDER.get(k, len(_IDENTITY_ORDER)))}
 
 
 class JudgesConfig(BaseModel):

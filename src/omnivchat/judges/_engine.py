@@ -80,7 +80,7 @@ def judge_key(spec: JudgeSpec) -> Secret | None:
     ``no_key``, or names its own ``base_url`` and no variable (a server of your own, as JudgeSpec documents); else
     from its model's default variable (gpt-* OPENAI_API_KEY...). A variable named but not set is refused here,
     before anything is sent."""
-    if spec.no_key or (spec.base_url is not None and not spec.api_key_env):
+    if spec.sends_no_key:
         return None
     variable = spec.api_key_env or _resolve_settings(spec.model).api_key_env
     key = resolve_api_key(variable)
@@ -113,15 +113,13 @@ def judge_route(spec: JudgeSpec, *, thinking_off_by_default: bool = True) -> Rou
         api_key=key,
         no_key=key is None,
         trust_env=True,
-        base_url=spec.base_url,
         media_input="none",
         thinking=thinking,
         include_modalities=spec.include_modalities,
         reasoning_effort=spec.reasoning_effort,
         max_concurrency=spec.max_concurrency,
-        extra_body=spec.extra or None,
-        price=spec.price.model_dump() if spec.price is not None else None,
         timeout_s=spec.timeout_s,
+        **spec.settings_overrides(),
     )
 
 

@@ -33,6 +33,7 @@ from omnivchat.routes._sender import (
     route_cost,
     send_with_retries,
 )
+from omnivchat.routes._spec import ModelSpec
 from omnivchat.routes._types import (
     RETRYABLE,
     ChatRequest,
@@ -61,6 +62,7 @@ __all__ = [
     "CredentialError",
     "Delivered",
     "HistoryTurn",
+    "ModelSpec",
     "Prepared",
     "Price",
     "Redactor",

@@ -20,11 +20,9 @@ from omnivchat.errors import OmnivchatError
 from omnivchat.routes import (
     ChatRequest,
     ChatResponse,
-    Price,
+    ModelSpec,
     Route,
     RouteError,
-    Sampling,
-    StructuredOutput,
     get_route,
     resolve_api_key,
     route_cost,
@@ -57,23 +55,12 @@ class AgentsFileError(OmnivchatError, ValueError):
     """The agents file cannot be read; the message names the file and the field."""
 
 
-class AgentSpec(BaseModel):
-    """One hosted agent: the model and how to reach it (the key is read from ``api_key_env``, never stored)."""
+class AgentSpec(ModelSpec):
+    """One hosted agent: ``routes.ModelSpec`` with how its clip goes (the Reviewer's) and how long one call may
+    take (``timeout_s``, the call's: its route keeps the model's own)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    model: str = Field(min_length=1)
-    base_url: str | None = None
-    api_key_env: str | None = None
-    no_key: bool = False
-    temperature: float | None = None
-    max_tokens: int = Field(4096, gt=0)
-    thinking: bool | None = None
-    structured_output: StructuredOutput = "auto"
     media_input: Literal["video_url", "file", "frames"] | None = None
-    extra: dict[str, Any] = Field(default_factory=dict)
     timeout_s: float = Field(600.0, gt=0)
-    price: Price | None = Field(None, description="USD per million tokens (default: the model's route defaults).")
 
 
 class AgentsFile(BaseModel):
@@ -124,18 +111,13 @@ def _route(spec: AgentSpec, *, media: bool) -> Route:
     from omnivchat.routes import CredentialError
 
     key = None
-    no_key = spec.no_key or (spec.base_url is not None and not spec.api_key_env)
     if spec.api_key_env and not spec.no_key:
         key = resolve_api_key(spec.api_key_env)
         if key is None:
             raise CredentialError(f"{spec.model} needs its key in {spec.api_key_env} (api_key_env in the agents file)")
-    overrides: dict[str, Any] = {"base_url": spec.base_url, "thinking": spec.thinking}
-    overrides["media_input"] = spec.media_input if media else "none"
-    if spec.extra:
-        overrides["extra_body"] = spec.extra
-    if spec.price is not None:
-        overrides["price"] = spec.price.model_dump()
-    return get_route(spec.model, api_key=key, no_key=no_key, trust_env=True, **overrides)
+    media_input = spec.media_input if media else "none"
+    overrides = {**spec.settings_overrides(), "thinking": spec.thinking, "media_input": media_input}
+    return get_route(spec.model, api_key=key, no_key=spec.sends_no_key, trust_env=True, **overrides)
 
 
 def _send(loop: LoopThread, route: Route, chat: ChatRequest, timeout_s: float) -> ChatResponse:
@@ -172,7 +154,7 @@ class RouteDirector:
             item_id=str(request.payload.get("instance", {}).get("id", "")),
             system_prompt=director_system(title, request.instructions, schema),
             text=director_user(request.module, request.payload, list(request.history)),
-            sampling=Sampling(temperature=self.spec.temperature, max_tokens=self.spec.max_tokens),
+            sampling=self.spec.sampling(),
             require_text=True,
             response_format=_response_format(self.spec, self.route, schema),
         )
@@ -208,7 +190,7 @@ class RouteReviewer:
             system_prompt=REVIEWER_ROLE,
             clip=clip,
             text=task,
-            sampling=Sampling(temperature=self.spec.temperature, max_tokens=self.spec.max_tokens),
+            sampling=self.spec.sampling(),
             require_text=True,
             response_format=_response_format(self.spec, self.route, schema),
         )
