@@ -625,7 +625,7 @@ class HostedVideoRenderer(ABC):
             if error is None and status == 200:
                 return
             last = error or f"HTTP {status}"
-            if error is None and status not in (408, 429) and status < 500:
+            if error is None and status_kind(status) == "http_error":
                 break  # gone (404, an expired signed URL): asking again will not bring it back
         raise self.failed(f"downloading the clip from {shown} failed: {last}")
 
