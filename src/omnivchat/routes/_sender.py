@@ -93,6 +93,9 @@ class AttemptHooks:
         """After the attempt, still in its slot: its answer or failure, and its cost (the server's usage at the
         route's price; a refused request costs 0)."""
 
+    def abandoned(self) -> None:
+        """The attempt ended without an outcome (cancelled: an interrupt; a bug): nothing of it is recorded."""
+
     async def wait(self, error: RouteError, delay: float) -> None:
         """Wait ``delay`` seconds before the next attempt (a progress bar may show the wait)."""
         await asyncio.sleep(delay)
@@ -150,6 +153,9 @@ async def send_with_retries(
                     raise RouteError("unparseable", refusal, http_status=status, usage=usage)
             except RouteError as err:
                 outcome = err
+            except BaseException:
+                hooks.abandoned()
+                raise
             hooks.ended(outcome, route_cost(route, outcome))
         failure = outcome if isinstance(outcome, RouteError) else None
         if limiter is not None:

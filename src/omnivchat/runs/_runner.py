@@ -353,6 +353,9 @@ class _RunAttempts(AttemptHooks):
         failure = outcome if isinstance(outcome, RouteError) else None
         runner._settle(self.attempt_id, cost, failure, self.estimate, self.token, self.summary)
 
+    def abandoned(self) -> None:
+        self.runner.state.in_flight -= 1
+
     async def wait(self, error: RouteError, delay: float) -> None:
         state = self.runner.state
         state.concurrency = self.runner.limiter.limit
