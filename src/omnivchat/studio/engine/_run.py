@@ -437,8 +437,7 @@ def _keep(output: Path, job: Job, result: Result) -> int:
 def _deliver(output: Path, video: str, source: str) -> int:
     """Copy an accepted clip into the bench and repair its audio tail (Appendix D.1.2); 1 when repaired. The
     original stays in the work folder, so the repair's backup beside the bench clip is dropped."""
-    from omnivchat.studio.tail import repair_clip
-    from omnivchat.studio.tail._clip import ORIG_SUFFIX
+    from omnivchat.synth import ORIG_SUFFIX, repair_clip
 
     target = output / video
     copy_clip(output / source, target)
