@@ -1,4 +1,4 @@
-"""The 17 shipped subcategory configurations (omnivchat/studio/subcategories/*.yaml) and the schema's errors."""
+"""The 17 shipped subcategory configurations (omnivchat/bench/subcategories/*.yaml) and the schema's errors."""
 
 from __future__ import annotations
 

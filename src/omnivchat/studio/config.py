@@ -2,8 +2,11 @@
 attributes (values, target probabilities, one-line descriptions), soft preference rules and exclusions, an
 optional extra-requirement pool, the Validator's rules and the rendering prompt fragments.
 
-The 17 shipped files are in ``omnivchat/studio/subcategories/``; :func:`load_config` takes a subcategory code
-(the shipped file) or a path to a YAML file of the same schema (docs/studio.md, "Subcategory configuration")."""
+The 17 shipped files are in ``omnivchat/bench/subcategories/``: the bench layer reads their leading taxonomy keys
+(code, name, category, group, turns, summary, extends, order), so a new file is a new subcategory with no code
+change, and this module the rest. :func:`load_config` takes a subcategory code (the shipped file) or a path to a
+YAML file of the same schema (docs/studio.md, "Subcategory configuration"); loading a file checks its taxonomy
+keys against the taxonomy (a new code is checked, not added: the Studio runs only known subcategories)."""
 
 from __future__ import annotations
 
@@ -14,9 +17,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from omnivchat.bench import SUBCATEGORY_DIR, TAXONOMY_KEYS, TaxonomyError, subcategory_entry
 from omnivchat.errors import OmnivchatError
 
-SHIPPED_DIR = Path(__file__).with_name("subcategories")
+SHIPPED_DIR = SUBCATEGORY_DIR
+# Taxonomy keys that only the bench layer reads; code, name, category and turns are the configuration's too.
+_TAXONOMY_ONLY = tuple(k for k in TAXONOMY_KEYS if k not in ("code", "name", "category", "turns"))
 
 Match = dict[str, str | list[str]]
 """A predicate over an assignment, written as data: every listed attribute must hold the value (or one of the
@@ -198,7 +204,7 @@ def predicate(match: Match) -> Callable[[Mapping[str, str]], bool]:
 
 def shipped_codes() -> list[str]:
     """The codes of the shipped configurations, in file-name order."""
-    return sorted(p.stem.upper() for p in SHIPPED_DIR.glob("*.yaml"))
+    return sorted(p.stem.upper() for p in SHIPPED_DIR.glob("[!_]*.yaml"))
 
 
 def load_config(code_or_path: str | Path) -> SubcategoryConfig:
@@ -231,12 +237,18 @@ def _parse(path: Path) -> SubcategoryConfig:
         raise ConfigError(f"{path}: cannot read the configuration: {reason}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a configuration is a mapping, got {type(data).__name__}")
+    taxonomy = {k: data[k] for k in TAXONOMY_KEYS if k in data}
     try:
-        return SubcategoryConfig.model_validate(data)
+        config = SubcategoryConfig.model_validate({k: v for k, v in data.items() if k not in _TAXONOMY_ONLY})
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
         raise ConfigError(f"{path}: {where}: {first['msg']} ({err.error_count()} error(s))") from None
+    try:
+        subcategory_entry(taxonomy, str(path))
+    except TaxonomyError as err:
+        raise ConfigError(str(err)) from None
+    return config
 
 
 def load_all() -> list[SubcategoryConfig]:
