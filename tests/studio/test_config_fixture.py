@@ -21,3 +21,22 @@ def test_the_same_subcategories_load() -> None:
 @pytest.mark.parametrize("code", sorted(FIXTURE))
 def test_a_loaded_config_is_unchanged(code: str) -> None:
     assert LOADED[code].model_dump(mode="json") == FIXTURE[code]
+
+
+def test_the_shared_lists_are_written_once() -> None:
+    """Every shipped file takes the 22 domains from the pools file instead of repeating them."""
+    from omnivchat.studio.config import POOLS_FILE, SHIPPED_DIR
+
+    for path in SHIPPED_DIR.glob("[!_]*.yaml"):
+        assert "domain: {$pool: domain}" in path.read_text(encoding="utf-8"), path.name
+    assert "parenting:" in POOLS_FILE.read_text(encoding="utf-8")
+
+
+def test_an_unknown_pool_is_one_clear_error(tmp_path: Path) -> None:
+    from omnivchat.studio.config import SHIPPED_DIR, ConfigError, load_config
+
+    text = (SHIPPED_DIR / "icc.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "icc.yaml"
+    path.write_text(text.replace("{$pool: domain}", "{$pool: domains}"), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"icc\.yaml: unknown pool 'domains'"):
+        load_config(path)

@@ -25,10 +25,10 @@ from omnivchat.bench import (
     resolve_subcategory,
     taxonomy_header,
 )
-from omnivchat.studio.config import SHIPPED_DIR, ConfigError, load_config
+from omnivchat.studio.config import SHIPPED_DIR, ConfigError, load_config, read_config_data
 from omnivchat.studio.engine import Agents, studio_run
 
-ICC = yaml.safe_load((SHIPPED_DIR / "icc.yaml").read_text(encoding="utf-8"))
+ICC = read_config_data(SHIPPED_DIR / "icc.yaml")
 MULTI = {"turns": "multi", "attributes": {**ICC["attributes"], "turns": ICC["attributes"]["language"]}}
 NEW = {**copy.deepcopy(ICC), "code": "NCC", "name": "Nightly Connectivity Check", "summary": "Answers a late check."}
 
