@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from omnivchat.bench import Bench, BenchInfo, Instance, load_bench, save_bench
-from omnivchat.studio import render_clip
+from omnivchat.synth import render_clip
 
 ROOT = Path(__file__).parent / "bench"
 

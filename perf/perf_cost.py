@@ -21,7 +21,7 @@ from pathlib import Path
 
 from omnivchat.routes import ChatRequest, Sampling, get_route
 from omnivchat.runs import Budget, RetryPolicy, Runner, RunStore, RunSummary
-from omnivchat.studio import render_clip
+from omnivchat.synth import render_clip
 from omnivchat.testing import spawn_loopback
 
 PRICE = {"input_per_mtok": 1.0, "output_per_mtok": 2.0}

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from omnivchat.studio import render_clip
+from omnivchat.synth import render_clip
 from omnivchat.testing import spawn_loopback
 
 CATEGORIES = ("cross-modal", "video-only", "audio-only")

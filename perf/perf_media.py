@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from omnivchat import media, studio
+from omnivchat import media, synth
 from omnivchat.media._ffmpeg import ffmpeg_exe
 from omnivchat.media._ops import trim_args
 
@@ -52,7 +52,7 @@ SPEC = {
 _RENDER_CHILD = """
 import json, os, sys, time
 os.sched_setaffinity(0, {int(sys.argv[1])})
-from omnivchat.studio import render_clip
+from omnivchat.synth import render_clip
 spec = json.loads(sys.argv[2])
 out = sys.argv[3]
 times = []
@@ -74,7 +74,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="omnivchat-perf-") as tmp_s:
         tmp = Path(tmp_s)
         os.environ["OMNIVCHAT_CACHE_DIR"] = str(tmp / "cache")
-        src = studio.render_clip(SPEC, tmp / "src.mp4", use_cache=False).path
+        src = synth.render_clip(SPEC, tmp / "src.mp4", use_cache=False).path
         info = media.probe(src, energy=False)
         media.trim(src, 4.0, cache_dir=tmp / "warmup")  # imports, encoder version, hash memo
 

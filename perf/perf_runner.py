@@ -26,7 +26,7 @@ from pathlib import Path
 from omnivchat.bench import Bench, BenchInfo, Instance, save_bench
 from omnivchat.routes import ChatRequest, get_route
 from omnivchat.runs import RetryPolicy, Runner, RunStore, RunSummary
-from omnivchat.studio import render_clip
+from omnivchat.synth import render_clip
 from omnivchat.testing import spawn_loopback
 
 

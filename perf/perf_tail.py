@@ -1,7 +1,7 @@
-"""Throughput of ``omnivchat.studio.tail.repair_tail`` on decoded ten-second clips, on one core.
+"""Throughput of ``omnivchat.synth.repair_tail`` on decoded ten-second clips, on one core.
 
 Target (issue 3, item 4): at least 200 ten-second clips per second on one core. The audio is the
-speech-like test signal of ``omnivchat.studio.tail._synth`` (harmonic syllables, fricatives, pauses,
+speech-like test signal of ``omnivchat.synth._signals`` (harmonic syllables, fricatives, pauses,
 a noise floor) at 44.1 kHz mono float32, the rate the bench renderer writes (clicks reach above
 16 kHz there), and at 16 kHz for comparison. Each figure is measured in this run:
 
@@ -24,8 +24,8 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from omnivchat.studio.tail import content_end, repair_tail  # noqa: E402
-from omnivchat.studio.tail._synth import add_click, speech_like  # noqa: E402
+from omnivchat.synth import content_end, repair_tail  # noqa: E402
+from omnivchat.synth._signals import add_click, speech_like  # noqa: E402
 
 SECONDS = 10.0
 N_CLIPS = 24

@@ -44,7 +44,7 @@ def write_bench(root: Path, rows: list, *, info: str = "name: test-bench\nversio
     return root
 
 
-# One real clip for the benchmarks' tests (omnivchat.studio.render_clip): a red square, asked about in English
+# One real clip for the benchmarks' tests (omnivchat.synth.render_clip): a red square, asked about in English
 RED_SQUARE_SCENE = {
     "size": [160, 90],
     "background": "navy",

@@ -56,7 +56,7 @@ SMALL_BENCH = [
 
 def make_small_bench(root: Path) -> Bench:
     """Four instances (one multi-turn) with real speech, rendered by the procedural renderer."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     instances = []
     for id_, sub, language, scenes, requires in SMALL_BENCH:
@@ -128,7 +128,7 @@ CHECKED = [  # (id, subcategory, requires, question, reference, key phrase only 
 
 def make_checked_bench(root: Path) -> Bench:
     """Eight single-turn instances whose criteria all carry machine checks, with real rendered clips."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     instances = []
     for id_, sub, requires, question, reference, key in CHECKED:

@@ -27,7 +27,7 @@ WHEN = [  # (participant, timestamp, gold option letter, option_A, reference con
 
 
 def _clip(path: Path, line: str, seed: int) -> None:
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     spec = {
         "size": [160, 90], "duration": 3.0, "seed": seed, "person": {"expression": "neutral"},

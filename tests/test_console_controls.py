@@ -67,7 +67,7 @@ def test_byo_qid_and_server_message_with_escapes_through_the_cli(bench_clip: Pat
 
 @pytest.fixture
 def bench_clip(tmp_path: Path) -> Path:
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     scene = {"size": [160, 90], "background": "navy", "objects": [{"shape": "square", "color": "red"}]}
     clip = tmp_path / "media" / "red.mp4"

@@ -51,7 +51,7 @@ def test_byo_data_nested_too_deeply(tmp_path: Path) -> None:
 
 
 def _scene(path: Path) -> None:
-    from omnivchat.studio.render import load_spec
+    from omnivchat.synth import load_spec
 
     load_spec(path)
 

@@ -44,7 +44,7 @@ def test_the_shipped_model_loads_offline_and_hears_the_tts() -> None:
     import os
 
     from omnivchat.asr import SAMPLE_RATE
-    from omnivchat.studio.render import speak
+    from omnivchat.synth import speak
 
     asr = get_asr()
     assert os.environ["HF_HUB_OFFLINE"] == "1"

@@ -45,3 +45,16 @@ def test_resolve_codes_and_paths(name):
 def test_resolve_unknown():
     with pytest.raises(KeyError, match="unknown subcategory 'DSLP-SVMR'"):
         resolve_subcategory("DSLP-SVMR")
+
+
+def test_the_taxonomy_is_unchanged() -> None:
+    """The taxonomy read from the subcategory files is the one written in code before (tests/bench/data)."""
+    import dataclasses
+    import json
+    from pathlib import Path
+
+    saved = json.loads((Path(__file__).parent / "data" / "taxonomy.json").read_text(encoding="utf-8"))
+    assert [dict(dataclasses.asdict(s), path=s.path) for s in SUBCATEGORIES.values()] == saved["subcategories"]
+    assert {k: list(v) for k, v in MULTI_TURN_EXTENSIONS.items()} == saved["multi_turn_extensions"]
+    assert [dataclasses.asdict(c) for c in CATEGORIES.values()] == saved["categories"]
+    assert [dataclasses.asdict(g) for g in GROUPS.values()] == saved["groups"]

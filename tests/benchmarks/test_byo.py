@@ -25,7 +25,7 @@ SCENE = RED_SQUARE_SCENE
 @pytest.fixture(scope="module")
 def clips(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder with one real rendered clip (media/red.mp4) and a stand-in audio file (media/voice.wav)."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     root = tmp_path_factory.mktemp("byo")
     render_clip(SCENE, root / "media" / "red.mp4")

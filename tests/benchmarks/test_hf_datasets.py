@@ -37,7 +37,7 @@ MEDIA = pa.struct([("bytes", pa.binary()), ("path", pa.string())])  # the datase
 def clips(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real rendered clip with speech (red.mp4) and its audio track alone (voice.wav)."""
     from omnivchat.media import export_audio
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     root = tmp_path_factory.mktemp("hf-clips")
     render_clip(SCENE, root / "red.mp4")

@@ -27,7 +27,7 @@ SCENE = RED_SQUARE_SCENE
 @pytest.fixture(scope="module")
 def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One real rendered clip, somewhere no dataset of these tests lives."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     return render_clip(SCENE, tmp_path_factory.mktemp("elsewhere") / "red.mp4").path
 

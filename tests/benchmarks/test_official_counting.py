@@ -142,7 +142,7 @@ def test_score_prints_the_official_figure_beside_the_headline(tmp_path: Path) ->
     """Video-MME run on the real template's questions (our own clip in place of each video), answered with the
     template's own example responses by a loopback server; `score` prints the strict headline and, labelled,
     the figure as the official script counts it; scores.json holds it beside the headline."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     data = realdata("videomme/videomme_flat_from_template.jsonl")
     media = tmp_path / "media"

@@ -62,7 +62,7 @@ class Clips:
 
 @pytest.fixture(scope="module")
 def clips(tmp_path_factory: pytest.TempPathFactory) -> Clips:
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     root = tmp_path_factory.mktemp("public-clips")
     red, blue = root / "red.mp4", root / "blue.mp4"

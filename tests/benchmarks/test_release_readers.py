@@ -24,7 +24,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module")
 def clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     path = tmp_path_factory.mktemp("readers") / "clip.mp4"
     scene = {

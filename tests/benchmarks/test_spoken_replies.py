@@ -57,7 +57,7 @@ needs_asr = pytest.mark.skipif(not asr_installed(), reason="the asr extra (faste
 @pytest.fixture(scope="module")
 def spoken_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A byo run of sim:healthy answering aloud (one rendered clip, four items: three open, one multiple choice)."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     root = tmp_path_factory.mktemp("spoken")
     render_clip(SCENE, root / "media" / "red.mp4")
@@ -282,7 +282,7 @@ def test_a_benchmark_that_scores_text_only_refuses_spoken_replies(tmp_path: Path
 @needs_asr
 def test_transcribe_refuses_a_run_without_spoken_replies(tmp_path: Path) -> None:
     """A text run has nothing to transcribe: one line saying so, and no WER measured (a minute) nor written."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     render_clip(SCENE, tmp_path / "media" / "red.mp4")
     (tmp_path / "bench.json").write_text(json.dumps([{**ROWS[0], "video": "media/red.mp4"}]))

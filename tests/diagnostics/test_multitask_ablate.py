@@ -22,7 +22,7 @@ SCENE = RED_SQUARE_SCENE
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """4 questions with three options (mc3) and 6 with four (mc4), all on one real clip."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     root = tmp_path_factory.mktemp("multitask")
     render_clip(SCENE, root / "media" / "red.mp4")
@@ -125,7 +125,7 @@ def test_a_judge_without_its_key_is_refused_before_the_first_condition(
 
 def test_worldsense_with_three_and_four_candidates_ablates_per_task_and_pooled(tmp_path: Path) -> None:
     """As on the real release: one question with three candidates makes a second task (mc3) beside mc4."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     root = tmp_path / "worldsense"
     render_clip(SCENE, root / "videos" / "vidA.mp4")

@@ -47,7 +47,7 @@ def clips_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def rendered(clips_dir: Path, media_cache: Path):  # type: ignore[no-untyped-def]
     """The main clip, rendered once: a RenderedClip (320x180, 3.6 s, English speech with a pause)."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     return render_clip(MAIN_SPEC, clips_dir / "main.mp4", use_cache=False)
 

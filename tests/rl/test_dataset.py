@@ -54,7 +54,7 @@ def media_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 def _render(path: Path, seconds: float, line: str, seed: int) -> None:
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     spec = {
         "size": [160, 90], "duration": seconds, "seed": seed, "background": "navy",

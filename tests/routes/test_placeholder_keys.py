@@ -74,7 +74,7 @@ def test_a_real_key_in_the_reply_is_masked_and_marked():
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A byo file of two open questions on one real rendered clip, answered by the reply's own words."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     root = tmp_path_factory.mktemp("placeholder")
     render_clip(SCENE, root / "media" / "box.mp4")

@@ -34,7 +34,7 @@ def invoke(scan, label: str, args: list) -> object:
 @pytest.fixture(scope="module")
 def byo_bench(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A byo benchmark (it scores spoken replies): one rendered clip, two questions."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     root = tmp_path_factory.mktemp("byo")
     scene = {

@@ -47,7 +47,7 @@ def render_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def rendered(render_dir: Path):  # type: ignore[no-untyped-def]
     """The main clip, rendered once: a RenderedClip (320x180, 3.6 s, English speech with a pause)."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     return render_clip(MAIN_SPEC, render_dir / "main.mp4", use_cache=False)
 
@@ -55,6 +55,6 @@ def rendered(render_dir: Path):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def zh_rendered(render_dir: Path):  # type: ignore[no-untyped-def]
     """A Mandarin clip under the front (selfie) camera."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     return render_clip(ZH_SPEC, render_dir / "zh.mp4", use_cache=False)

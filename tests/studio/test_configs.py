@@ -1,4 +1,4 @@
-"""The 17 shipped subcategory configurations (omnivchat/studio/subcategories/*.yaml) and the schema's errors."""
+"""The 17 shipped subcategory configurations (omnivchat/bench/subcategories/*.yaml) and the schema's errors."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from omnivchat.studio.config import (
     load_all,
     load_config,
     matches,
+    read_config_data,
     shipped_codes,
 )
 from omnivchat.studio.engine._types import SegmentKind
@@ -29,7 +30,7 @@ PAPER_FRAGMENTS = {"single_shot", "content_limit", "camera_style", "camera_const
 
 
 def _raw(code: str) -> dict[str, Any]:
-    data = yaml.safe_load((SHIPPED_DIR / f"{code.lower()}.yaml").read_text(encoding="utf-8"))
+    data = read_config_data(SHIPPED_DIR / f"{code.lower()}.yaml")
     assert isinstance(data, dict)
     return data
 

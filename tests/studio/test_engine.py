@@ -150,7 +150,7 @@ class ScriptedRenderer:
 
     def render(self, request: RenderRequest) -> Clip:
         from omnivchat._canonical import sha256_file
-        from omnivchat.studio.render import render_clip
+        from omnivchat.synth import render_clip
 
         self.requests.append(request)
         spec = {"duration": 1.0, "size": [64, 36], "seed": request.seed % 1000, "background": "navy"}

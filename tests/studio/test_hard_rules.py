@@ -154,7 +154,7 @@ class DistinctRenderer(ScriptedRenderer):
 
     def render(self, request: RenderRequest) -> Clip:
         from omnivchat._canonical import sha256_file
-        from omnivchat.studio.render import render_clip
+        from omnivchat.synth import render_clip
 
         self.requests.append(request)
         background = self.COLOURS[(len(self.requests) - 1) % len(self.COLOURS)]

@@ -196,7 +196,7 @@ def test_an_unparseable_director_answer_takes_the_engines_repair_route(tmp_path,
 
 
 def test_the_reviewer_must_answer_json_and_hear_the_audio(tmp_path, loop):
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     clip = tmp_path / "clip.mp4"
     render_clip({"duration": 1.5, "size": [64, 36], "speech": [{"text": "Hello", "language": "en"}]}, clip)
@@ -273,7 +273,7 @@ def test_the_documented_agents_file_loads(tmp_path):
 
 
 def test_the_reviewer_can_be_a_gemini_native_route(tmp_path, monkeypatch, loop):
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     clip = tmp_path / "clip.mp4"
     render_clip({"duration": 1.5, "size": [64, 36], "speech": [{"text": "Hello", "language": "en"}]}, clip)

@@ -28,7 +28,7 @@ KEY = "sk-dashscope-test-Hq7Wm2Lp9Xc4"
 
 @pytest.fixture(scope="module")
 def clip_bytes(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     spec = {"duration": 5.0, "size": [64, 36], "speech": [{"text": "What colour is the cube?", "language": "en"}]}
     return render_clip(spec, tmp_path_factory.mktemp("wan") / "clip.mp4", use_cache=False).path.read_bytes()

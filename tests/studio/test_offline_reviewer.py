@@ -76,7 +76,7 @@ def with_timeline(src: Path, dst: Path) -> Path:
 @pytest.fixture(scope="module")
 def clips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from omnivchat.media import blank_video, freeze_video, mute_audio
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     d = tmp_path_factory.mktemp("reviewer")
     scenes = {
@@ -143,8 +143,8 @@ def clips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def _click_audio(path: Path, duration: float) -> None:
     from scipy.io import wavfile
 
-    from omnivchat.studio.tail import content_end
-    from omnivchat.studio.tail._synth import add_click, speech_like
+    from omnivchat.synth import content_end
+    from omnivchat.synth._signals import add_click, speech_like
 
     sr = 44100
     x = speech_like(sr, duration, seed=0, trailing=0.1, noise_db=-90)
@@ -158,7 +158,7 @@ def reviewer() -> OfflineReviewer:
 
 
 def timeline(clip: Path) -> dict[str, Any]:
-    from omnivchat.studio import load_timeline
+    from omnivchat.synth import load_timeline
 
     return load_timeline(clip)
 
@@ -405,7 +405,7 @@ def test_answers_to_each_kind_of_question(clips, reviewer) -> None:
 
 
 def test_a_ten_second_caption_takes_well_under_a_second(tmp_path) -> None:
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     spec = {
         **MAIN,

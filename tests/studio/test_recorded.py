@@ -51,7 +51,7 @@ def _scene(text: str, language: str) -> dict[str, Any]:
 def clips(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Real little recordings (speech in English and Mandarin) and broken ones, made once for the module."""
     from omnivchat import media
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     root = tmp_path_factory.mktemp("recordings")
     made = {

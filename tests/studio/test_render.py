@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from omnivchat import media, studio
+from omnivchat import media, synth
 from omnivchat.media._ffmpeg import ffmpeg_calls
-from omnivchat.studio.render._tts import tokenize
+from omnivchat.synth._tts import tokenize
 
 MINIMAL = {
     "duration": 4.0,
@@ -34,7 +34,7 @@ def rms(x: np.ndarray) -> float:
 
 @pytest.fixture(scope="module")
 def minimal(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    return studio.render_clip(MINIMAL, tmp_path_factory.mktemp("min") / "min.mp4", use_cache=False)
+    return synth.render_clip(MINIMAL, tmp_path_factory.mktemp("min") / "min.mp4", use_cache=False)
 
 
 def test_minimal_spec_renders_as_it_reads(minimal) -> None:  # type: ignore[no-untyped-def]
@@ -54,7 +54,7 @@ def test_minimal_spec_renders_as_it_reads(minimal) -> None:  # type: ignore[no-u
 
 
 def test_render_is_deterministic(tmp_path: Path, rendered, main_spec) -> None:  # type: ignore[no-untyped-def]
-    again = studio.render_clip(main_spec, tmp_path / "again.mp4", use_cache=False)
+    again = synth.render_clip(main_spec, tmp_path / "again.mp4", use_cache=False)
     assert sha256(again.path) == sha256(rendered.path)
     assert again.timeline == rendered.timeline
 
@@ -62,18 +62,18 @@ def test_render_is_deterministic(tmp_path: Path, rendered, main_spec) -> None:  
 def test_saved_spec_renders_the_same_clip(tmp_path: Path, rendered) -> None:  # type: ignore[no-untyped-def]
     saved = json.loads(rendered.spec_path.read_text())
     assert saved["fps"] == 25 and saved["camera"]["mode"] == "rear"  # defaults filled in
-    again = studio.render_clip(rendered.spec_path, tmp_path / "from_file.mp4", use_cache=False)
+    again = synth.render_clip(rendered.spec_path, tmp_path / "from_file.mp4", use_cache=False)
     assert sha256(again.path) == sha256(rendered.path)
 
 
 def test_render_cache_hit_runs_no_ffmpeg(tmp_path: Path) -> None:
     spec = {**MINIMAL, "seed": 7, "duration": 2.0}
-    first = studio.render_clip(spec, tmp_path / "a.mp4")
+    first = synth.render_clip(spec, tmp_path / "a.mp4")
     calls = ffmpeg_calls()
-    second = studio.render_clip(spec, tmp_path / "b.mp4")
+    second = synth.render_clip(spec, tmp_path / "b.mp4")
     assert ffmpeg_calls() == calls and second.cached and not first.cached
     assert sha256(first.path) == sha256(second.path)
-    assert studio.load_timeline(second.path) == first.timeline
+    assert synth.load_timeline(second.path) == first.timeline
 
 
 def test_speech_is_where_the_timeline_says(rendered) -> None:  # type: ignore[no-untyped-def]
@@ -91,7 +91,7 @@ def test_speech_is_where_the_timeline_says(rendered) -> None:  # type: ignore[no
 
 
 def test_timeline_is_consistent(rendered) -> None:  # type: ignore[no-untyped-def]
-    tl: dict[str, Any] = studio.load_timeline(rendered.path)
+    tl: dict[str, Any] = synth.load_timeline(rendered.path)
     assert tl == rendered.timeline
     assert tl["duration"] == 3.6 and tl["frames"] == 90 and tl["sample_rate"] == 44_100
     for line in tl["lines"]:
@@ -118,11 +118,11 @@ def test_mandarin_speech_and_selfie_sides(zh_rendered) -> None:  # type: ignore[
 
 
 def test_user_positions_are_mirrored_under_the_front_camera(tmp_path: Path) -> None:
-    spec = studio.SceneSpec.model_validate(
+    spec = synth.SceneSpec.model_validate(
         {"camera": {"mode": "front", "positions": "user"}, "objects": [{"position": "left"}]}
     )
-    assert studio.user_side(spec, spec.objects[0]) == "left"
-    assert studio.image_side(spec, spec.objects[0]) == "right"
+    assert synth.user_side(spec, spec.objects[0]) == "left"
+    assert synth.image_side(spec, spec.objects[0]) == "right"
 
 
 def test_overlapping_speakers_unfinished_line_and_noise(tmp_path: Path) -> None:
@@ -136,7 +136,7 @@ def test_overlapping_speakers_unfinished_line_and_noise(tmp_path: Path) -> None:
         ],
         "noise": {"kind": "pink", "level_db": -45},
     }
-    clip = studio.render_clip(spec, tmp_path / "busy.mp4", use_cache=False)
+    clip = synth.render_clip(spec, tmp_path / "busy.mp4", use_cache=False)
     lines = clip.timeline["lines"]
     assert lines[0]["voice"] != lines[1]["voice"]  # two speakers, two voices by default
     assert lines[1]["start"] < lines[0]["end"]  # the second voice talks over the first
@@ -150,7 +150,7 @@ def test_overlapping_speakers_unfinished_line_and_noise(tmp_path: Path) -> None:
 
 def test_objects_appear_and_disappear(tmp_path: Path) -> None:
     spec = {"duration": 2.0, "background": "black", "objects": [{"color": "white", "appear": 1.0}]}
-    clip = studio.render_clip(spec, tmp_path / "appear.mp4", use_cache=False)
+    clip = synth.render_clip(spec, tmp_path / "appear.mp4", use_cache=False)
     frames = media.sample_frames(clip.path, fps=2)
     centre = [float(f.array[90:110, 150:170].mean()) for f in frames]
     assert centre[0] < 20 and centre[1] < 20 and centre[2] > 200 and centre[3] > 200
@@ -162,10 +162,10 @@ def test_objects_appear_and_disappear(tmp_path: Path) -> None:
 def test_invalid_spec_names_the_output(tmp_path: Path) -> None:
     out = tmp_path / "bad.mp4"
     with pytest.raises(media.MediaError) as err:
-        studio.render_clip({"size": [321, 180]}, out)
+        synth.render_clip({"size": [321, 180]}, out)
     assert str(out) in str(err.value) and "even" in str(err.value)
     with pytest.raises(media.MediaError, match="colr"):
-        studio.render_clip({"objects": [{"colr": "red"}]}, out)
+        synth.render_clip({"objects": [{"colr": "red"}]}, out)
     assert not out.exists()
 
 
@@ -173,14 +173,14 @@ def test_speech_longer_than_the_clip(tmp_path: Path) -> None:
     out = tmp_path / "long.mp4"
     spec = {"duration": 1.0, "speech": [{"text": "This sentence is far too long for one second.", "start": 0.2}]}
     with pytest.raises(media.MediaError, match="past the clip"):
-        studio.render_clip(spec, out)
+        synth.render_clip(spec, out)
     assert not out.exists()
 
 
 def test_cjk_placard_needs_a_font(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OMNIVCHAT_CJK_FONT", raising=False)
     with pytest.raises(media.MediaError, match="CJK font"):
-        studio.render_clip({"duration": 1.0, "placards": [{"text": "出口"}]}, tmp_path / "zh.mp4")
+        synth.render_clip({"duration": 1.0, "placards": [{"text": "出口"}]}, tmp_path / "zh.mp4")
 
 
 def test_cjk_placard_with_a_configured_font(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,5 +189,5 @@ def test_cjk_placard_with_a_configured_font(tmp_path: Path, monkeypatch: pytest.
     # DejaVu (shipped with matplotlib) has no CJK glyphs; this checks the opt-in path, not the glyphs.
     font = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
     monkeypatch.setenv("OMNIVCHAT_CJK_FONT", str(font))
-    clip = studio.render_clip({"duration": 1.0, "placards": [{"text": "出口 EXIT"}]}, tmp_path / "zh.mp4")
+    clip = synth.render_clip({"duration": 1.0, "placards": [{"text": "出口 EXIT"}]}, tmp_path / "zh.mp4")
     assert media.probe(clip.path).has_video

@@ -26,13 +26,14 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
+import omnivchat.studio
 from omnivchat.cli import app
-from omnivchat.studio.config import SHIPPED_DIR
+from omnivchat.studio.config import SHIPPED_DIR, read_config_data
 
 runner = CliRunner()
 OMNIVCHAT = Path(sys.executable).with_name("omnivchat")
-DEFAULT_CORPUS = SHIPPED_DIR.parent / "corpus" / "default.jsonl"
-ICC = yaml.safe_load((SHIPPED_DIR / "icc.yaml").read_text(encoding="utf-8"))
+DEFAULT_CORPUS = Path(omnivchat.studio.__file__).parent / "corpus" / "default.jsonl"
+ICC = read_config_data(SHIPPED_DIR / "icc.yaml")
 
 
 # ------------------------------------------------------------------------------------------------- helpers

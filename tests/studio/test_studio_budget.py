@@ -23,7 +23,7 @@ PRICE = "price = { input_per_mtok = 1.0, output_per_mtok = 2.0 }"
 
 @pytest.fixture(scope="module")
 def clip_bytes(tmp_path_factory: pytest.TempPathFactory) -> bytes:
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     spec = {"duration": 5.0, "size": [64, 36], "speech": [{"text": "What colour is the cube?", "language": "en"}]}
     return render_clip(spec, tmp_path_factory.mktemp("wan") / "clip.mp4", use_cache=False).path.read_bytes()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import omnivchat.media
 import omnivchat.studio
+import omnivchat.synth
 
 HEAVY = ("av", "numpy", "PIL", "matplotlib", "scipy")
 
@@ -19,11 +20,11 @@ def _loaded_after(statement: str) -> list[str]:
 
 
 def test_package_imports_are_lazy() -> None:
-    assert _loaded_after("import omnivchat.studio, omnivchat.studio.render, omnivchat.studio.tail") == []
+    assert _loaded_after("import omnivchat.studio, omnivchat.synth") == []
 
 
 def test_every_public_name_resolves() -> None:
-    for module in (omnivchat.studio, omnivchat.studio.render, omnivchat.studio.tail):
+    for module in (omnivchat.studio, omnivchat.synth):
         for name in module.__all__:
             assert getattr(module, name) is not None, f"{module.__name__}.{name}"
 

@@ -1,4 +1,4 @@
-"""Tail-artifact detection and repair on decoded audio (omnivchat.studio.tail, Appendix D.1.2, Eq. 8-12)."""
+"""Tail-artifact detection and repair on decoded audio (omnivchat.synth, Appendix D.1.2, Eq. 8-12)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.signal import butter, sosfiltfilt
 
-from omnivchat.studio.tail import (
+from omnivchat.synth import (
     FADE_S,
     MARGIN_S,
     T_BOUND_S,
@@ -25,7 +25,7 @@ from omnivchat.studio.tail import (
     support_bound,
     tail_scores,
 )
-from omnivchat.studio.tail._synth import add_click, speech_like
+from omnivchat.synth._signals import add_click, speech_like
 
 SR = 44100
 

@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 
 from omnivchat.media import MediaError, probe
 from omnivchat.media._ffmpeg import run_ffmpeg
-from omnivchat.studio.tail import backup_path, content_end, find_clips, repair_clip, repair_clips, tail_scores
-from omnivchat.studio.tail._clip import decode_channels, mono_mix
-from omnivchat.studio.tail._synth import add_click, speech_like
+from omnivchat.synth import backup_path, content_end, find_clips, repair_clip, repair_clips, tail_scores
+from omnivchat.synth._clip import decode_channels, mono_mix
+from omnivchat.synth._signals import add_click, speech_like
 
 SR = 44100
 DUR = 2.0

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omnivchat.studio.render import _tts
+from omnivchat.synth import _tts
 
 
 def test_espeak_is_never_loaded_in_this_process() -> None:
@@ -67,4 +67,4 @@ def test_the_worker_is_a_program_next_to_its_client() -> None:
 
     script = _tts._WORKER_SCRIPT
     assert script.is_file() and script.parent == Path(_tts.__file__).parent
-    assert "omnivchat.studio.render._espeak_worker" not in sys.modules
+    assert "omnivchat.synth._espeak_worker" not in sys.modules

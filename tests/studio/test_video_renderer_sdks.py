@@ -49,8 +49,8 @@ def _key() -> str:
 
 @pytest.fixture(scope="module")
 def media(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from omnivchat.studio import render_clip
     from omnivchat.studio.hosted.renderers._refs import final_frame
+    from omnivchat.synth import render_clip
 
     folder = tmp_path_factory.mktemp("sdk-compare")
     spec = {"duration": 2.0, "size": [64, 36], "speech": [{"text": "Hello.", "language": "en", "start": 0.2}]}

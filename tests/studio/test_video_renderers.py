@@ -65,7 +65,7 @@ FRAGMENTS = ("One continuous shot from the first frame to the last.", "No subtit
 @pytest.fixture(scope="module")
 def media(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A real 2-second MP4 (what the mock delivers, and turn 1's clip) and its final frame (turn 1's frame)."""
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     folder = tmp_path_factory.mktemp("video-renderers")
     spec = {"duration": 2.0, "size": [64, 36], "speech": [{"text": "Hello.", "language": "en", "start": 0.2}]}

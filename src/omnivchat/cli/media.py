@@ -18,7 +18,7 @@ from omnivchat._files import check_output_dir, write_text_atomic
 from omnivchat.cli._app import SafeConsole
 
 if TYPE_CHECKING:
-    from omnivchat.studio.tail import ClipTailResult
+    from omnivchat.synth import ClipTailResult
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -96,7 +96,7 @@ def repair_tails_command(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from omnivchat.media._ffmpeg import MediaError
-    from omnivchat.studio.tail import find_clips, load_tail_pair, plot_tail_pair, repair_clips
+    from omnivchat.synth import find_clips, load_tail_pair, plot_tail_pair, repair_clips
 
     console = SafeConsole(width=None if sys.stdout.isatty() else 160)
     err = SafeConsole(stderr=True, width=None if sys.stderr.isatty() else 160)

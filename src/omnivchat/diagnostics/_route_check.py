@@ -42,7 +42,7 @@ _INVENTED = re.compile(r"\b(password|passphrase|pass code|code word)\b\s*(is|was
 def check_clips(cache_dir: Path | None = None) -> tuple[Path, Path]:
     """The audible clip and its silent twin (rendered once, then cached)."""
     from omnivchat import media
-    from omnivchat.studio import render_clip
+    from omnivchat.synth import render_clip
 
     root = Path(cache_dir) if cache_dir else media.cache_dir() / "route-check"
     audible = render_clip(SCENE, root / "audible.mp4").path

@@ -106,7 +106,7 @@ SENTENCES: dict[str, tuple[str, ...]] = {
 def speak_wav(text: str, voice: str, language: str = "en") -> bytes:
     """``text`` spoken by espeak-ng as a 16-bit mono WAV at TTS_RATE; ``voice`` an espeak-ng voice name (``en-us``,
     ``cmn+f2``), or ``auto``/``default`` for the language's own. Raises MediaError for a voice espeak-ng lacks."""
-    from omnivchat.studio.render import speak
+    from omnivchat.synth import speak
 
     if voice in ("auto", "default"):
         voice = DEFAULT_VOICES.get(language[:2], DEFAULT_VOICES["en"])
@@ -171,7 +171,7 @@ def measure_wer(
         asr_id=asr_id(asr.description),
         asr=asr.description,
         tts={
-            "engine": "espeak-ng (omnivchat.studio.render.speak, 160 words per minute)",
+            "engine": "espeak-ng (omnivchat.synth.speak, 160 words per minute)",
             "sample_rate": TTS_RATE,
             "voices": {lang: list(VOICES[lang]) for lang in chosen},
         },

@@ -2,11 +2,19 @@
 attributes (values, target probabilities, one-line descriptions), soft preference rules and exclusions, an
 optional extra-requirement pool, the Validator's rules and the rendering prompt fragments.
 
-The 17 shipped files are in ``omnivchat/studio/subcategories/``; :func:`load_config` takes a subcategory code
-(the shipped file) or a path to a YAML file of the same schema (docs/studio.md, "Subcategory configuration")."""
+The 17 shipped files are in ``omnivchat/bench/subcategories/``: the bench layer reads their leading taxonomy keys
+(code, name, category, group, turns, summary, extends, order), so a new file is a new subcategory with no code
+change, and this module the rest. :func:`load_config` takes a subcategory code (the shipped file) or a path to a
+YAML file of the same schema (docs/studio.md, "Subcategory configuration"); loading a file checks its taxonomy
+keys against the taxonomy (a new code is checked, not added: the Studio runs only known subcategories).
+
+Lists the files share (the domains, cameras, interference levels, common fragments and phrase rules, ...) are
+written once in ``_pools.yaml`` beside them; ``{$pool: NAME}`` anywhere in a file stands for the pool NAME,
+resolved on load, so a loaded configuration is the same as if the list were written in place."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -14,9 +22,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from omnivchat.bench import SUBCATEGORY_DIR, TAXONOMY_KEYS, TaxonomyError, subcategory_entry
 from omnivchat.errors import OmnivchatError
 
-SHIPPED_DIR = Path(__file__).with_name("subcategories")
+SHIPPED_DIR = SUBCATEGORY_DIR
+POOLS_FILE = SHIPPED_DIR / "_pools.yaml"
+"""The lists the configurations share, each once; ``{$pool: NAME}`` in a configuration stands for the list NAME."""
+POOL_KEY = "$pool"
+# Taxonomy keys that only the bench layer reads; code, name, category and turns are the configuration's too.
+_TAXONOMY_ONLY = tuple(k for k in TAXONOMY_KEYS if k not in ("code", "name", "category", "turns"))
 
 Match = dict[str, str | list[str]]
 """A predicate over an assignment, written as data: every listed attribute must hold the value (or one of the
@@ -198,7 +212,7 @@ def predicate(match: Match) -> Callable[[Mapping[str, str]], bool]:
 
 def shipped_codes() -> list[str]:
     """The codes of the shipped configurations, in file-name order."""
-    return sorted(p.stem.upper() for p in SHIPPED_DIR.glob("*.yaml"))
+    return sorted(p.stem.upper() for p in SHIPPED_DIR.glob("[!_]*.yaml"))
 
 
 def load_config(code_or_path: str | Path) -> SubcategoryConfig:
@@ -214,13 +228,13 @@ def load_config(code_or_path: str | Path) -> SubcategoryConfig:
     return _parse(path)
 
 
-def _parse(path: Path) -> SubcategoryConfig:
+def _read_yaml(path: Path) -> Any:
     import yaml
 
     from omnivchat._files import loads_yaml
 
     try:
-        data: Any = loads_yaml(path.read_text(encoding="utf-8"))
+        return loads_yaml(path.read_text(encoding="utf-8"))
     except yaml.MarkedYAMLError as err:
         mark, context = err.problem_mark, err.context_mark
         where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
@@ -229,14 +243,57 @@ def _parse(path: Path) -> SubcategoryConfig:
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
         reason = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ConfigError(f"{path}: cannot read the configuration: {reason}") from None
+
+
+@functools.cache
+def _pools() -> dict[str, Any]:
+    data = _read_yaml(POOLS_FILE)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{POOLS_FILE}: the pools are a mapping of name to value, got {type(data).__name__}")
+    return data
+
+
+def _resolve(node: Any, where: Path, seen: tuple[str, ...] = ()) -> Any:
+    """``node`` with every ``{$pool: NAME}`` replaced by the pool NAME (itself resolved); new containers, so a
+    caller may change what it gets without changing the pools."""
+    if isinstance(node, dict):
+        if set(node) == {POOL_KEY}:
+            name = node[POOL_KEY]
+            if not isinstance(name, str) or name not in _pools():
+                raise ConfigError(f"{where}: unknown pool {name!r}; the pools are the names in {POOLS_FILE}")
+            if name in seen:
+                raise ConfigError(f"{POOLS_FILE}: pool {name!r} uses itself ({' -> '.join((*seen, name))})")
+            return _resolve(_pools()[name], where, (*seen, name))
+        return {key: _resolve(value, where, seen) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_resolve(value, where, seen) for value in node]
+    return node
+
+
+def read_config_data(path: Path) -> dict[str, Any]:
+    """A configuration file's mapping with its pool references resolved: what the schema validates. ConfigError
+    naming the file (and the line of a YAML error) when it cannot be read or is not a mapping."""
+    data = _read_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a configuration is a mapping, got {type(data).__name__}")
+    resolved: dict[str, Any] = _resolve(data, path)
+    return resolved
+
+
+def _parse(path: Path) -> SubcategoryConfig:
+    data = read_config_data(path)
+    taxonomy = {k: data[k] for k in TAXONOMY_KEYS if k in data}
     try:
-        return SubcategoryConfig.model_validate(data)
+        config = SubcategoryConfig.model_validate({k: v for k, v in data.items() if k not in _TAXONOMY_ONLY})
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
         raise ConfigError(f"{path}: {where}: {first['msg']} ({err.error_count()} error(s))") from None
+    try:
+        subcategory_entry(taxonomy, str(path))
+    except TaxonomyError as err:
+        raise ConfigError(str(err)) from None
+    return config
 
 
 def load_all() -> list[SubcategoryConfig]:

@@ -203,6 +203,7 @@ def studio_run(
     ``counts``: instances by subcategory code (Figure 3's are not one n for all); a code not among ``configs`` or
     a count below 1 raises CountsError. Recorded in the manifest: a rerun with other counts is refused, as with
     another ``n``."""
+    from omnivchat.bench import check_subcategory
     from omnivchat.runs import Budget, run_lock
     from omnivchat.studio.engine._counts import instance_counts
 
@@ -211,6 +212,8 @@ def studio_run(
     if budget_usd is not None:
         Budget(budget_usd)  # a positive amount
         _check_priced(agents)
+    for config in configs:  # before any agent call: a configuration the taxonomy refuses would fail every instance
+        check_subcategory(config.code, config.category, config.turns, f"configuration {config.code}")
     codes = [c.code for c in configs]
     repeated = sorted({c for c in codes if codes.count(c) > 1})
     if repeated:
@@ -437,8 +440,7 @@ def _keep(output: Path, job: Job, result: Result) -> int:
 def _deliver(output: Path, video: str, source: str) -> int:
     """Copy an accepted clip into the bench and repair its audio tail (Appendix D.1.2); 1 when repaired. The
     original stays in the work folder, so the repair's backup beside the bench clip is dropped."""
-    from omnivchat.studio.tail import repair_clip
-    from omnivchat.studio.tail._clip import ORIG_SUFFIX
+    from omnivchat.synth import ORIG_SUFFIX, repair_clip
 
     target = output / video
     copy_clip(output / source, target)

@@ -2,7 +2,7 @@
 
 Name: omnivchat mini-bench. Languages: English and Mandarin. Source: the issue "diagnostics", item 4.
 
-Every instance is staged with the procedural renderer (``omnivchat.studio.render_clip``): coloured shapes on a
+Every instance is staged with the procedural renderer (``omnivchat.synth.render_clip``): coloured shapes on a
 table, a person-like figure, a front (selfie) or rear camera, and spoken questions with espeak-ng voices. The
 scenes are drawn from small word lists by a seeded RNG, so the same seed gives the same bench, clip for clip.
 

@@ -35,7 +35,7 @@ from omnivchat.studio.minibench._mea import build_ar, build_dr, build_mist, buil
 from omnivchat.studio.minibench._msa import build_mtic, build_pla, build_stic
 
 if TYPE_CHECKING:
-    from omnivchat.studio.render import RenderedClip
+    from omnivchat.synth import RenderedClip
 
 LANGUAGES = ("en", "zh")
 _PAUSE = re.compile(r"\[\s*pause[^\]]*\]", re.IGNORECASE)
@@ -221,7 +221,7 @@ def _render_all(
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from omnivchat.studio.render import render_clip
+    from omnivchat.synth import render_clip
 
     jobs = [
         (f"media/{id_}/turn{number}.mp4", scene)

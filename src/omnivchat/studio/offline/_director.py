@@ -313,7 +313,7 @@ def _timed(scene: dict[str, Any], max_rate: float | None) -> list[dict[str, Any]
     """The speech lines of ``scene`` as they will be heard; a line faster than the language's maximum speaking rate
     is slowed down (espeak's words per minute) until it fits, the way a script writer would ask for calmer speech."""
     from omnivchat.scoring import word_count
-    from omnivchat.studio.render import speech_timing
+    from omnivchat.synth import speech_timing
 
     for _ in range(4):
         lines = speech_timing(scene)

@@ -1,4 +1,4 @@
-"""The offline Renderer: the procedural renderer (``omnivchat.studio.render``) behind the Renderer protocol.
+"""The offline Renderer: the procedural renderer (``omnivchat.synth``) behind the Renderer protocol.
 
 With ``defect_rate`` > 0, a render comes out defective at that rate, the way a video generator fails at random:
 an object drawn in another colour, the audio track lost, or the clip cut short. The defect is drawn from the
@@ -32,7 +32,7 @@ class OfflineRenderer:
     def render(self, request: RenderRequest) -> Clip:
         from omnivchat._canonical import sha256_file
         from omnivchat.media import MediaError, MediaKilled, probe
-        from omnivchat.studio.render import render_clip
+        from omnivchat.synth import render_clip
 
         for media_id, path in request.references.items():
             if not Path(path).is_file():

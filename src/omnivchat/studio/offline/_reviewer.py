@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from omnivchat.media import MediaInfo
-    from omnivchat.studio.tail import TailScores
+    from omnivchat.synth import TailScores
 
     Frame = NDArray[np.uint8]
 
@@ -264,7 +264,7 @@ def _analyse_audio(path: Path, info: MediaInfo) -> _Audio:
     if not info.has_audio:
         return _Audio(present=False)
     from omnivchat.media import extract_audio_with_rate
-    from omnivchat.studio.tail import content_end, tail_scores
+    from omnivchat.synth import content_end, tail_scores
 
     samples, sr = extract_audio_with_rate(path, sr=None)
     samples = samples.astype(np.float32, copy=False)
@@ -715,7 +715,7 @@ class OfflineReviewer:
 
 
 def _sidecar(path: Path) -> tuple[Path, Path]:
-    from omnivchat.studio.render import sidecar_paths
+    from omnivchat.synth import sidecar_paths
 
     return sidecar_paths(path)
 

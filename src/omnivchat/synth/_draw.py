@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PIL import Image, ImageColor, ImageDraw, ImageFont
 
-from omnivchat.studio.render._scene import Person, Placard, SceneObject, SceneSpec, has_cjk, position_xy
+from omnivchat.synth._scene import Person, Placard, SceneObject, SceneSpec, has_cjk, position_xy
 
 if TYPE_CHECKING:
     from PIL.ImageFont import FreeTypeFont

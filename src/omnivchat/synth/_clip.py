@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from omnivchat.media._ffmpeg import MediaError, run_ffmpeg
-from omnivchat.studio.tail._detect import (
+from omnivchat.synth._detect import (
     SKIP_AFTER_CONTENT_S,
     TailRepair,
     TailScores,

@@ -32,7 +32,7 @@ from omnivchat.media._ffmpeg import (
     finish_ffmpeg,
     popen_ffmpeg,
 )
-from omnivchat.studio.render._scene import SceneSpec, SpeechLine, image_side, user_side
+from omnivchat.synth._scene import SceneSpec, SpeechLine, image_side, user_side
 
 SAMPLE_RATE = 44_100
 # Bump when the drawing, the mix or the timeline format changes: part of the render cache key.
@@ -194,7 +194,7 @@ def _fade_out(samples: np.ndarray, seconds: float = 0.025) -> np.ndarray:
 
 
 def _speak_line(index: int, line: SpeechLine, speaker_order: list[str]) -> _Line:
-    from omnivchat.studio.render._tts import speak
+    from omnivchat.synth._tts import speak
 
     rate, pitch, pitch_range, volume = _STYLES[line.style]
     rate = line.rate if line.rate is not None else (rate - 10 if line.language == "zh" else rate)
@@ -304,7 +304,7 @@ def _write_wav(path: Path, samples: np.ndarray) -> None:
 
 
 def _timeline(spec: SceneSpec, lines: list[_Line], duration: float, n_frames: int) -> dict[str, Any]:
-    from omnivchat.studio.render._draw import object_box, person_box, placard_box
+    from omnivchat.synth._draw import object_box, person_box, placard_box
 
     ordered = sorted(lines, key=lambda ln: (ln.start, ln.index))
     line_dicts = []
@@ -390,7 +390,7 @@ def _visible(t: float, appear: float, disappear: float | None) -> bool:
 
 
 def _encode(spec: SceneSpec, lines: list[_Line], n_frames: int, mix: np.ndarray, out: Path) -> None:
-    from omnivchat.studio.render._draw import FrameState, SceneDrawer
+    from omnivchat.synth._draw import FrameState, SceneDrawer
 
     drawer = SceneDrawer(spec)
     w, h = spec.size

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from omnivchat.studio.tail._detect import FADE_S, TailRepair
+from omnivchat.synth._detect import FADE_S, TailRepair
 
 WINDOW_S = 0.5
 

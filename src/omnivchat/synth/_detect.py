@@ -19,7 +19,7 @@ Pure functions on decoded mono float audio:
 The paper ranks severity with fixed measures *and* a model that ranks waveform/spectrogram panels; this
 implementation uses only the fixed measures (no model ranking).
 
-The clip level (decode, repair, re-mux) is in ``_clip.py``; both are served from :mod:`omnivchat.studio.tail`.
+The clip level (decode, repair, re-mux) is in ``_clip.py``; both are served from :mod:`omnivchat.synth`.
 """
 
 from __future__ import annotations
