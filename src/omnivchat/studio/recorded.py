@@ -275,7 +275,7 @@ class _Entry(BaseModel):
 def load_recordings(manifest: Path) -> list[Recording]:
     """The recordings of a manifest JSONL file, every clip probed. RecordedError listing every problem (each as
     ``file:line: field: what``) when any line, field or clip is wrong: nothing is imported from a bad manifest."""
-    from omnivchat._files import decode_lines, loads_json
+    from omnivchat._files import read_json_lines
 
     try:
         data = manifest.read_bytes()
@@ -286,21 +286,10 @@ def load_recordings(manifest: Path) -> list[Recording]:
     problems: list[str] = []
     recordings: list[Recording] = []
     seen: dict[str, int] = {}
-    for number, line in decode_lines(data):
+    for number, raw in read_json_lines(
+        data, str(manifest), problems, not_json="not JSON", not_object="a recording is a JSON object"
+    ):
         where = f"{manifest}:{number}"
-        if line is None:
-            problems.append(f"{where}: not UTF-8 text")
-            continue
-        if not line.strip():
-            continue
-        try:
-            raw = loads_json(line)
-        except ValueError as err:
-            problems.append(f"{where}: not JSON ({err})")
-            continue
-        if not isinstance(raw, dict):
-            problems.append(f"{where}: a recording is a JSON object, got {type(raw).__name__}")
-            continue
         try:
             entry = _Entry.model_validate(raw)
         except ValidationError as err:
