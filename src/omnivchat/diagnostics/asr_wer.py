@@ -27,14 +27,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from omnivchat.asr import Asr, AsrWerFile, SentenceResult, WerFigure, asr_id, transcribe_file
 from omnivchat.media import MediaError
-from omnivchat.scoring.wer import (
-    BOOTSTRAP_LEVEL,
-    BOOTSTRAP_RESAMPLES,
-    BOOTSTRAP_SEED,
-    WordErrors,
-    corpus_wer,
-    word_errors,
-)
+from omnivchat.scoring.statistics import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from omnivchat.scoring.wer import WordErrors, corpus_wer, word_errors
 
 TTS_RATE = 22050
 """espeak-ng's own rate: the speech is written as it is made, never resampled before the decoder."""
