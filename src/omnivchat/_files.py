@@ -202,6 +202,41 @@ def decode_lines(data: bytes) -> Iterator[tuple[int, str | None]]:
             yield number, None
 
 
+def read_json_lines(
+    data: bytes,
+    where: str,
+    problems: list[str],
+    *,
+    not_json: str = "not valid JSON",
+    not_object: str | None = "must be a JSON object",
+) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed JSON) for each non-blank line of a JSONL file's bytes: the one JSONL line reader.
+
+    A line that is not UTF-8, not JSON, or (unless ``not_object`` is None) not a JSON object is skipped and
+    appended to ``problems`` as ``<where>:<line>: <what>``, so a reader names every bad line and goes on. A line's
+    problem is appended before any later line is yielded. ``not_json`` and ``not_object`` word the problem as each
+    file's users have always read it (a recordings manifest says "not JSON", a bench "not valid JSON")."""
+    for number, line in decode_lines(data):
+        at = f"{where}:{number}"
+        if line is None:
+            problems.append(f"{at}: not UTF-8 text; save the file as UTF-8")
+            continue
+        if not line.strip():
+            continue
+        try:
+            value = loads_json(line)
+        except json.JSONDecodeError as err:
+            problems.append(f"{at}: {not_json} ({err.msg} at column {err.colno})")
+            continue
+        except ValueError as err:  # nested too deeply
+            problems.append(f"{at}: {not_json} ({err})")
+            continue
+        if not_object is not None and not isinstance(value, dict):
+            problems.append(f"{at}: {not_object}, got {type(value).__name__}")
+            continue
+        yield number, value
+
+
 def loads_json(text: str | bytes) -> Any:
     """``json.loads`` that reports a document nested too deeply as a ValueError, not a RecursionError."""
     try:

@@ -13,9 +13,10 @@ from bench_factory import RED_SQUARE_SCENE
 from typer.testing import CliRunner
 
 from omnivchat.benchmarks import Benchmark, ScoreOptions, Source, get_benchmark
-from omnivchat.benchmarks._choice import bootstrap_interval, parse_lenient, parse_strict
+from omnivchat.benchmarks._choice import parse_lenient, parse_strict
 from omnivchat.benchmarks.byo import BYO, ByoError, _score_reply, load_byo
 from omnivchat.cli import app
+from omnivchat.scoring.statistics import bootstrap_interval
 
 runner = CliRunner()
 

@@ -17,7 +17,9 @@ import pytest
 from omnivchat.media import MediaError, ffmpeg_exe
 from omnivchat.studio.engine._types import Question
 from omnivchat.studio.minibench._kit import COLOURS, SHAPES
-from omnivchat.studio.offline._reviewer import CANNOT_TELL, OfflineReviewer, colour_name
+from omnivchat.studio.offline._caption import CANNOT_TELL
+from omnivchat.studio.offline._measure import colour_name
+from omnivchat.studio.offline._reviewer import OfflineReviewer
 
 MAIN: dict[str, Any] = {
     "duration": 3.6,

@@ -18,8 +18,8 @@ from omnivchat.studio.config import load_all
 from omnivchat.studio.minibench import BUILDERS
 from omnivchat.studio.minibench._kit import COLOURS, SHAPES, article, plural
 from omnivchat.studio.offline import OfflineDirector
+from omnivchat.studio.offline._caption import _an
 from omnivchat.studio.offline._director import _clip_problems
-from omnivchat.studio.offline._reviewer import _an
 
 SEEDS = range(40)
 CONFIGS = load_all()

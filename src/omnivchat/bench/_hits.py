@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from omnivchat._files import decode_lines, loads_json
+from omnivchat._files import read_json_lines
 from omnivchat.bench._io import Bench, _format_validation
 from omnivchat.errors import OmnivchatError
 
@@ -49,23 +48,12 @@ def load_hits(path: str | Path, bench: Bench) -> dict[str, HitsRecord]:
         data = path.read_bytes()
     except OSError as err:
         raise HitsError(path, [f"cannot read ({err.strerror})"]) from None
-    for number, line in decode_lines(data):
+    for number, raw in read_json_lines(data, path.name, problems, not_object=None):
         where = f"{path.name}:{number}"
-        if line is None:
-            problems.append(f"{where}: not UTF-8 text; save the file as UTF-8")
-            continue
-        if not line.strip():
-            continue
         try:
-            record = HitsRecord.model_validate(loads_json(line))
-        except json.JSONDecodeError as err:
-            problems.append(f"{where}: not valid JSON ({err.msg} at column {err.colno})")
-            continue
+            record = HitsRecord.model_validate(raw)
         except ValidationError as err:
             problems.extend(_format_validation(where, err))
-            continue
-        except ValueError as err:  # nested too deeply
-            problems.append(f"{where}: not valid JSON ({err})")
             continue
         mentioned.add(record.id)
         instance = expected.get(record.id)

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from omnivchat._files import decode_lines, loads_json
+from omnivchat._files import read_json_lines
 
 INSPECTION_FILE = "inspection.jsonl"
 
@@ -77,24 +77,8 @@ def read_history(root: Path, problems: list[str]) -> list[InspectionDecision]:
         problems.append(f"{INSPECTION_FILE}: cannot read ({err.strerror})")
         return []
     history: list[InspectionDecision] = []
-    for number, line in decode_lines(data):
+    for number, record in read_json_lines(data, INSPECTION_FILE, problems):
         where = f"{INSPECTION_FILE}:{number}"
-        if line is None:
-            problems.append(f"{where}: not UTF-8 text")
-            continue
-        if not line.strip():
-            continue
-        try:
-            record = loads_json(line)
-        except json.JSONDecodeError as err:
-            problems.append(f"{where}: not valid JSON ({err.msg} at column {err.colno}); fix or delete the line")
-            continue
-        except ValueError as err:
-            problems.append(f"{where}: not valid JSON ({err})")
-            continue
-        if not isinstance(record, dict):
-            problems.append(f"{where}: must be a JSON object, got {type(record).__name__}")
-            continue
         try:
             decision = InspectionDecision.model_validate(record)
         except ValidationError as err:

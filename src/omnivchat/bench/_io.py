@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,7 +11,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from omnivchat._files import InputError, PathOutside, confine, decode_lines, loads_json, read_text
+from omnivchat._files import InputError, PathOutside, confine, read_json_lines, read_text
 from omnivchat.bench._inspection import INSPECTION_FILE, InspectionDecision, read_decisions, read_history
 from omnivchat.bench._model import Instance, Turn
 from omnivchat.bench._taxonomy import resolve_subcategory
@@ -149,24 +148,8 @@ def _load_instances(
     except OSError as err:
         problems.append(f"{INSTANCES_FILE}: cannot read ({err.strerror})")
         return []
-    for number, line in decode_lines(data_bytes):
+    for number, data in read_json_lines(data_bytes, INSTANCES_FILE, problems):
         where = f"{INSTANCES_FILE}:{number}"
-        if line is None:
-            problems.append(f"{where}: not UTF-8 text; save the file as UTF-8")
-            continue
-        if not line.strip():
-            continue
-        try:
-            data = loads_json(line)
-        except json.JSONDecodeError as err:
-            problems.append(f"{where}: not valid JSON ({err.msg} at column {err.colno})")
-            continue
-        except ValueError as err:
-            problems.append(f"{where}: not valid JSON ({err})")
-            continue
-        if not isinstance(data, dict):
-            problems.append(f"{where}: must be a JSON object, got {type(data).__name__}")
-            continue
         try:
             instance = Instance.model_validate(data)
         except ValidationError as err:

@@ -15,11 +15,9 @@ import numpy as np
 from pydantic import BaseModel
 
 from omnivchat.scoring.spoken import answer_matches, contains_phrase, normalize
+from omnivchat.scoring.statistics import bootstrap_interval, cluster_bootstrap_interval, clustered_se
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 0
-BOOTSTRAP_LEVEL = 0.95
 
 
 # --- parsing -------------------------------------------------------------------------------------------------
@@ -156,20 +154,6 @@ class Accuracy(BaseModel):
     unparsed: int = 0
 
 
-def bootstrap_interval(
-    values: list[float], *, seed: int = BOOTSTRAP_SEED, resamples: int = BOOTSTRAP_RESAMPLES
-) -> tuple[float | None, float | None]:
-    """The percentile-bootstrap interval (BOOTSTRAP_LEVEL) of the mean of ``values``, seeded; None for none."""
-    if not values:
-        return None, None
-    data = np.asarray(values, dtype=float)
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, len(data), size=(resamples, len(data)))].mean(axis=1)
-    tail = (1 - BOOTSTRAP_LEVEL) / 2
-    low, high = np.quantile(means, [tail, 1 - tail])
-    return float(low), float(high)
-
-
 def accuracy(scores: list[float], unparsed: int = 0) -> Accuracy:
     low, high = bootstrap_interval(scores)
     correct = int(sum(scores))
@@ -185,7 +169,8 @@ def accuracy(scores: list[float], unparsed: int = 0) -> Accuracy:
 
 # --- clustered metrics ---------------------------------------------------------------------------------------
 # Several questions of a benchmark often share one video: their answers are not independent, so an interval that
-# treats them as independent is too narrow. These resample, and compute the variance over, clusters (videos).
+# treats them as independent is too narrow. These resample, and compute the variance over, clusters (videos), with
+# the estimators of omnivchat.scoring.statistics.
 
 
 class ClusteredAccuracy(Accuracy):
@@ -195,59 +180,6 @@ class ClusteredAccuracy(Accuracy):
     clusters: int = 0
     se_clustered: float | None = None
     se_naive: float | None = None
-
-
-def _cluster_sums(values: list[float], clusters: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Per cluster (in order of first appearance): the sum of the values and their count."""
-    if len(values) != len(clusters):
-        raise ValueError("one cluster per value")
-    index: dict[str, int] = {}
-    for cluster in clusters:
-        index.setdefault(cluster, len(index))
-    sums = np.zeros(len(index))
-    counts = np.zeros(len(index))
-    for value, cluster in zip(values, clusters, strict=True):
-        sums[index[cluster]] += value
-        counts[index[cluster]] += 1
-    return sums, counts
-
-
-def clustered_se(values: list[float], clusters: list[str]) -> float | None:
-    """The cluster-robust (CR1, Liang and Zeger 1986) standard error of the mean of ``values``.
-
-    With item scores y_i of n items in G clusters g (videos) and their mean ȳ::
-
-        Var(ȳ) = G / (G - 1) · Σ_g ( Σ_{i in g} (y_i - ȳ) )² / n²        SE = √Var(ȳ)
-
-    (Cameron and Miller 2015, "A Practitioner's Guide to Cluster-Robust Inference", Eq. 11 for a regression on a
-    constant, with the G/(G-1) small-sample factor.) With one item per cluster (G = n) it is the usual s/√n, s the
-    sample standard deviation. None with fewer than two clusters (the variance between clusters is unknown).
-    """
-    sums, counts = _cluster_sums(values, clusters)
-    n, g = float(counts.sum()), len(sums)
-    if g < 2:
-        return None
-    mean = sums.sum() / n
-    residuals = sums - counts * mean
-    return float(np.sqrt(g / (g - 1) * float((residuals**2).sum()) / n**2))
-
-
-def cluster_bootstrap_interval(
-    values: list[float], clusters: list[str], *, seed: int = BOOTSTRAP_SEED, resamples: int = BOOTSTRAP_RESAMPLES
-) -> tuple[float | None, float | None]:
-    """The percentile-bootstrap interval (BOOTSTRAP_LEVEL) of the mean of ``values``, resampling whole clusters with
-    replacement (each resample's mean: its items' total over its item count), seeded. With one item per cluster, in
-    order, it draws exactly what :func:`bootstrap_interval` draws. None with fewer than two clusters: resampling one
-    cluster only ever gives back its own mean, an interval of width 0 that would claim a certainty it has not."""
-    sums, counts = _cluster_sums(values, clusters)
-    if len(sums) < 2:
-        return None, None
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(sums), size=(resamples, len(sums)))
-    means = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
-    tail = (1 - BOOTSTRAP_LEVEL) / 2
-    low, high = np.quantile(means, [tail, 1 - tail])
-    return float(low), float(high)
 
 
 def clustered_accuracy(scores: list[float], clusters: list[str], unparsed: int = 0) -> ClusteredAccuracy:

@@ -18,7 +18,7 @@ cluster, breakdown values) and names its breakdowns; :class:`McqBenchmark` does 
   the lenient parse is reported apart; an unparsed reply is wrong, counted, and stays in every denominator.
 - **Metrics:** accuracy overall and per breakdown value (a multi-label item counts in each of its labels), each
   with a seeded cluster-bootstrap 95% interval and the cluster-robust standard error (clusters: the videos, since
-  several questions share one; :func:`omnivchat.benchmarks._choice.clustered_se`), beside the naive one.
+  several questions share one; :func:`omnivchat.scoring.statistics.clustered_se`), beside the naive one.
 - **Beside the headline:** the accuracy as the benchmark's own scorer counts it (its letter reading, what it leaves
   out of the denominator; :mod:`omnivchat.benchmarks._official`), labelled as such, to set a run beside a
   leaderboard. A question the release holds twice is said at load, recorded in the manifest, and scored twice.
@@ -41,9 +41,6 @@ from typing import Any, Literal
 from omnivchat._files import path_escape
 from omnivchat.benchmarks import _tables
 from omnivchat.benchmarks._choice import (
-    BOOTSTRAP_LEVEL,
-    BOOTSTRAP_RESAMPLES,
-    BOOTSTRAP_SEED,
     LETTERS,
     clustered_accuracy,
     parse_lenient,
@@ -66,6 +63,7 @@ from omnivchat.errors import OmnivchatError
 from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
 from omnivchat.runs import STORE_FILE, RunStatus, RunStore, package_record, route_identity
+from omnivchat.scoring.statistics import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 CLIPS = "clips"
 """The folder of a run directory where composed clips are cached."""

@@ -24,10 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
 from omnivchat._files import read_model
+from omnivchat._progress import progress_bar
 from omnivchat.asr import WER_FILE, Asr, AsrWerFile, asr_id, asr_label, transcribe_file
 from omnivchat.benchmarks._protocol import ScoreOptions
 from omnivchat.benchmarks._registry import read_run_manifest
@@ -116,8 +114,7 @@ def transcribe_run(run_dir: Path, asr: Asr, *, progress: bool = True) -> Transcr
                 summary.reused += 1
             else:
                 pending.setdefault((reply.audio["sha256"], reply.language), []).append(reply)
-        columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
-        with Progress(*columns, console=Console(stderr=True), disable=not progress) as bar:
+        with progress_bar(disable=not progress) as bar:
             task = bar.add_task(f"transcribing ({summary.asr_label})", total=len(pending))
             for (sha, language), group in pending.items():
                 text, error = _transcribe(asr, run_dir / group[0].audio["path"], language)

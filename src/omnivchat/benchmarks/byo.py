@@ -33,9 +33,6 @@ from pydantic import BaseModel
 
 from omnivchat._files import PathOutside, confine, loads_json
 from omnivchat.benchmarks._choice import (
-    BOOTSTRAP_LEVEL,
-    BOOTSTRAP_RESAMPLES,
-    BOOTSTRAP_SEED,
     LETTERS,
     accuracy,
     parse_lenient,
@@ -59,6 +56,7 @@ from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
 from omnivchat.runs import STORE_FILE, RunStatus, RunStore, package_record, route_identity
 from omnivchat.scoring.spoken import normalize, score_spoken
+from omnivchat.scoring.statistics import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 PROTOCOL = "byo-run-v1"
 CROSS_MODAL = "cross-modal"

@@ -86,14 +86,13 @@ def validate_command(
     inspection (inspection.jsonl, `omnivchat studio inspect`) are counted but not delivered: their lines must
     parse, their clips are not checked.
     """
-    from rich.progress import Progress
-
+    from omnivchat._progress import progress_bar
     from omnivchat.bench import CATEGORIES, INSPECTION_FILE, SUBCATEGORIES, Bench, BenchError, load_bench
     from omnivchat.media import ClipChecker
 
     bench: Bench | None = None
     error: BenchError | None = None
-    with Progress(console=err_console, transient=True, disable=not err_console.is_terminal) as progress:
+    with progress_bar(console=err_console, transient=True, disable=not err_console.is_terminal) as progress:
         task = progress.add_task("probing clips", total=None)
         checker = ClipChecker(progress=lambda done, total: progress.update(task, completed=done, total=total))
         try:

@@ -93,8 +93,7 @@ def repair_tails_command(
     clips with scores before → after, and writes before/after PNGs of the worst ones. Exit status 1 if
     any clip could not be read (each is named; the others are still processed).
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
+    from omnivchat._progress import progress_bar
     from omnivchat.media._ffmpeg import MediaError
     from omnivchat.synth import find_clips, load_tail_pair, plot_tail_pair, repair_clips
 
@@ -103,16 +102,8 @@ def repair_tails_command(
     clips = find_clips(bench_dir)  # a MediaError ends the command as one line
     if out is not None:
         check_output_dir(out, ours=lambda d: (d / "report.json").is_file(), kind="a repair-tails output folder")
-    progress = Progress(
-        TextColumn("[bold]repair-tails[/]"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-    )
-    with progress:
-        task = progress.add_task("clips", total=len(clips))
+    with progress_bar(console=err, transient=True) as progress:
+        task = progress.add_task("repair-tails", total=len(clips))
         results = repair_clips(
             clips,
             bench_dir=bench_dir,

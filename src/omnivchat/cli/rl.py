@@ -306,8 +306,7 @@ def dataset_command(
     --max-prompt-tokens, are left out and listed. manifest.json records the settings, the source bench's hashes,
     each dialogue's prompt tokens and how they were counted, and what was left out.
     """
-    from rich.progress import Progress
-
+    from omnivchat._progress import progress_bar
     from omnivchat.rl.dataset import Settings, build_dataset
 
     settings = Settings(
@@ -317,7 +316,7 @@ def dataset_command(
         max_prompt_tokens=max_prompt_tokens,
         max_reply_tokens=max_reply_tokens,
     )
-    with Progress(console=err_console, transient=True, disable=not err_console.is_terminal) as progress:
+    with progress_bar(console=err_console, transient=True, disable=not err_console.is_terminal) as progress:
         task = progress.add_task("sampling clips", total=None)
         result = build_dataset(
             bench_dir,

@@ -90,8 +90,7 @@ def studio_run_command(
     --budget caps what the synthesis spends in all (agent calls and renders; every agent needs a price): an
     instance whose next call would pass it stops, not run (exit status 3), and a rerun with a larger budget
     resumes it. (No --dry-run: how many calls an instance needs depends on its answers.)"""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    from omnivchat._progress import progress_bar
     from omnivchat.studio.backends import make_agents
     from omnivchat.studio.config import load_all, load_config
     from omnivchat.studio.engine import (
@@ -115,15 +114,7 @@ def studio_run_command(
             highlight=False,
         )
     agents = make_agents(backend, configs, defect_rate=defect_rate, agents_file=agents_file)
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not progress,
-    )
+    bar = progress_bar(console=err_console, elapsed=True, transient=True, disable=not progress)
     task = bar.add_task("synthesizing", total=None)
 
     def on_start(total: int, done: int) -> None:

@@ -22,19 +22,12 @@ import wave
 from pathlib import Path
 
 import numpy as np
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from omnivchat._progress import progress_bar
 from omnivchat.asr import Asr, AsrWerFile, SentenceResult, WerFigure, asr_id, transcribe_file
 from omnivchat.media import MediaError
-from omnivchat.scoring.wer import (
-    BOOTSTRAP_LEVEL,
-    BOOTSTRAP_RESAMPLES,
-    BOOTSTRAP_SEED,
-    WordErrors,
-    corpus_wer,
-    word_errors,
-)
+from omnivchat.scoring.statistics import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from omnivchat.scoring.wer import WordErrors, corpus_wer, word_errors
 
 TTS_RATE = 22050
 """espeak-ng's own rate: the speech is written as it is made, never resampled before the decoder."""
@@ -142,10 +135,9 @@ def measure_wer(
     ]
     results: list[SentenceResult] = []
     counts: dict[str, list[WordErrors]] = {lang: [] for lang in chosen}
-    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     with (
         tempfile.TemporaryDirectory(prefix="omnivchat-asr-") as tmp,
-        Progress(*columns, console=Console(stderr=True), disable=not progress) as bar,
+        progress_bar(disable=not progress) as bar,
     ):
         task = bar.add_task("measuring the ASR's WER", total=len(work))
         for n, (lang, voice, text) in enumerate(work):

@@ -57,10 +57,6 @@ def rubric_kind(judge: str) -> str:
     return f"rubric:{judge}"
 
 
-def style_kind(judge: str) -> str:
-    return f"style:{judge}"
-
-
 def _not_asked(item_id: str, spec: JudgeSpec) -> ChatRequest:
     raise RunError(f"item {item_id}: this verdict task only reads stored verdicts")
 

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import TextColumn
 
+from omnivchat._progress import progress_bar
 from omnivchat.bench import Bench, Instance, Turn
 from omnivchat.errors import Interrupted
 from omnivchat.media import MediaError
@@ -238,12 +239,8 @@ class Runner:
         :meth:`RunProgress.line` of ``self.state``, refreshed twice a second, so waits count down)."""
         console = Console(stderr=True)
         columns = (
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
             TextColumn("{task.fields[rate]:.1f}/s"),
             TextColumn("[red]{task.fields[failed]} failed"),
-            TimeRemainingColumn(),
             TextColumn("{task.fields[status]}", markup=False),
         )
         started = time.perf_counter()
@@ -273,7 +270,7 @@ class Runner:
             failed = summary.failed - failed_before
             return f"{label}: {finished()}/{len(work)} ({failed} failed), {rate:.1f}/s · {status()}"
 
-        with Progress(*columns, console=console, disable=not progress or lines, transient=False) as bar:
+        with progress_bar(*columns, console=console, disable=not progress or lines) as bar:
             task = bar.add_task(label, total=len(work), rate=0.0, failed=0, status="")
 
             def refresh() -> None:

@@ -1,5 +1,6 @@
 """Pure scoring maths: gated rubric score (Eq. 1), means (Eq. 2), w(y), Reply Efficiency, style, Table 1, Table 3
-(single-turn subcategories against their multi-turn extensions) and paired statistics."""
+(single-turn subcategories against their multi-turn extensions) and paired statistics. The resampling estimators
+(seeded bootstraps, the clustered standard error) are in :mod:`omnivchat.scoring.statistics`."""
 
 from omnivchat.scoring._aggregate import (
     TABLE1_COLUMNS,

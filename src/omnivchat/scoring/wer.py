@@ -21,12 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from omnivchat.scoring.spoken import tokenize
+from omnivchat.scoring.statistics import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, ratio_bootstrap_interval
 
 __all__ = ["WerEstimate", "WordErrors", "corpus_wer", "word_errors"]
-
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_SEED = 0
-BOOTSTRAP_LEVEL = 0.95
 
 
 @dataclass(frozen=True)
@@ -87,21 +84,13 @@ def corpus_wer(
     counts: Sequence[WordErrors], *, seed: int = BOOTSTRAP_SEED, resamples: int = BOOTSTRAP_RESAMPLES
 ) -> WerEstimate:
     """(S + D + I) / N over ``counts`` (one per sentence), with its seeded percentile-bootstrap interval at
-    BOOTSTRAP_LEVEL: ``resamples`` draws of as many sentences, with replacement; a draw with no reference word is
-    left out of the interval."""
+    BOOTSTRAP_LEVEL (:func:`omnivchat.scoring.statistics.ratio_bootstrap_interval`): ``resamples`` draws of as
+    many sentences, with replacement; a draw with no reference word is left out of the interval."""
     words = np.array([c.words for c in counts], dtype=np.int64)
     errors = np.array([c.errors for c in counts], dtype=np.int64)
     total_words, total_errors = int(words.sum()), int(errors.sum())
-    wer = low = high = None
-    if total_words:
-        wer = total_errors / total_words
-        rng = np.random.default_rng(seed)
-        picks = rng.integers(0, len(counts), size=(resamples, len(counts)))
-        drawn_words = words[picks].sum(axis=1)
-        kept = drawn_words > 0
-        rates = errors[picks].sum(axis=1)[kept] / drawn_words[kept]
-        tail = (1 - BOOTSTRAP_LEVEL) / 2 * 100
-        low, high = (float(v) for v in np.percentile(rates, [tail, 100 - tail]))
+    wer = total_errors / total_words if total_words else None
+    low, high = ratio_bootstrap_interval(errors, words, seed=seed, resamples=resamples)
     return WerEstimate(
         wer=wer,
         low=low,

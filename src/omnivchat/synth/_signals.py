@@ -107,14 +107,3 @@ def add_click(
     end = min(y.size, at + n)
     y[at:end] += click[: end - at].astype(y.dtype)
     return y
-
-
-def highband_energy_db(x: NDArray[np.floating], sr: int, start: int, stop: int, cutoff: float = 6000.0) -> float:
-    """Energy above ``cutoff`` Hz in ``x[start:stop]`` (FFT of the window, 10 ms context each side), dB."""
-    pad = round(0.01 * sr)
-    a, b = max(0, start - pad), min(x.size, stop + pad)
-    seg = np.asarray(x[a:b], dtype=np.float64)
-    spec = np.fft.rfft(seg * np.hanning(seg.size))
-    f = np.fft.rfftfreq(seg.size, 1 / sr)
-    e = float(np.sum(np.abs(spec[f >= cutoff]) ** 2))
-    return 10 * np.log10(e + 1e-30)

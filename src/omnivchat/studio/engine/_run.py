@@ -101,7 +101,7 @@ class Summary:
 def load_corpus(path: Path) -> list[Passage]:
     """A corpus JSONL file: one passage a line ({"id", "language", "text", "topic"?}); StudioError naming the file
     and line of the first bad one."""
-    from omnivchat._files import decode_lines, loads_json
+    from omnivchat._files import read_json_lines
 
     passages: list[Passage] = []
     seen: set[str] = set()
@@ -109,23 +109,22 @@ def load_corpus(path: Path) -> list[Passage]:
         data = path.read_bytes()
     except OSError as err:
         raise StudioError(f"{path}: cannot read the corpus: {err.strerror or err}") from None
-    for number, line in decode_lines(data):
-        if line is None:
-            raise StudioError(f"{path}:{number}: not UTF-8 text")
-        if not line.strip():
-            continue
+    problems: list[str] = []
+    for number, raw in read_json_lines(data, str(path), problems, not_json="not JSON", not_object=None):
+        if problems:  # a line before this one is not JSON: the first bad line is the error
+            break
         try:
-            passage = Passage.model_validate(loads_json(line))
+            passage = Passage.model_validate(raw)
         except ValidationError as err:
             first = err.errors()[0]
             field_name = ".".join(str(p) for p in first["loc"]) or "(the line)"
             raise StudioError(f"{path}:{number}: not a passage: {field_name}: {first['msg']}") from None
-        except ValueError as err:
-            raise StudioError(f"{path}:{number}: not JSON ({err})") from None
         if passage.id in seen:
             raise StudioError(f"{path}:{number}: passage id {passage.id!r} repeats")
         seen.add(passage.id)
         passages.append(passage)
+    if problems:
+        raise StudioError(problems[0])
     if len(passages) < 3:
         raise StudioError(
             f"{path}: a corpus needs at least 3 passages (three are drawn per instance), got {len(passages)}"

@@ -13,7 +13,7 @@ import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from omnivchat._canonical import sha256_file
 from omnivchat.bench import (
@@ -229,7 +229,9 @@ def _render_all(
         for number, (scene, _) in enumerate(draft.turns, start=1)
     ]
     n_workers = workers if workers is not None else min(4, os.cpu_count() or 1)
-    bar = _progress_bar() if progress else None
+    from omnivchat._progress import progress_bar  # rich loads when a mini-bench is rendered, not on import
+
+    bar = progress_bar(elapsed=True, transient=True) if progress else None
     task = bar.add_task("rendering mini-bench clips", total=len(jobs)) if bar is not None else None
     clips: dict[str, RenderedClip] = {}
     try:
@@ -291,18 +293,4 @@ def _instance(id_: str, code: str, lang: str, draft: Draft, clips: dict[str, Ren
         rubric=draft.rubric,
         requires=draft.requires,
         meta=meta,
-    )
-
-
-def _progress_bar() -> Any:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
     )
