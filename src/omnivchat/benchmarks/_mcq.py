@@ -561,7 +561,7 @@ class McqBenchmark:
         layouts: dict[str, int] = {}
         for i in dataset.items:
             layouts[i.media.layout] = layouts.get(i.media.layout, 0) + 1
-        from omnivchat.media._compose import COMPOSE_RECIPE, GAP_S, IMAGE_FPS, MIN_IMAGE_S
+        from omnivchat.media import COMPOSE_RECIPE, GAP_S, IMAGE_FPS, MIN_IMAGE_S
 
         return {
             "protocol": self.protocols[0],

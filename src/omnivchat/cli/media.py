@@ -94,7 +94,7 @@ def repair_tails_command(
     any clip could not be read (each is named; the others are still processed).
     """
     from omnivchat._progress import progress_bar
-    from omnivchat.media._ffmpeg import MediaError
+    from omnivchat.media import MediaError
     from omnivchat.synth import find_clips, load_tail_pair, plot_tail_pair, repair_clips
 
     console = SafeConsole(width=None if sys.stdout.isatty() else 160)

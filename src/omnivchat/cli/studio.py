@@ -19,8 +19,7 @@ from omnivchat.cli.studio_import import import_command
 from omnivchat.cli.studio_inspect import inspect_command
 
 if TYPE_CHECKING:
-    from omnivchat.studio.engine import Agents
-    from omnivchat.studio.engine._trace import Trace
+    from omnivchat.studio.engine import Agents, Trace
 
 studio_app = typer.Typer(
     help="OmniVChat-Studio: synthesize audio-visual dialogues (clips, reference replies, tiered rubrics).",

@@ -9,7 +9,7 @@
   ``sample_frames``.
 - ``to_data_url``, ``content_hash``, ``resolve_media_path``, ``batch``; ``ClipChecker`` (every clip of a bench).
 
-Authoring code (the procedural renderer, speech synthesis, tail repair) is in :mod:`omnivchat.studio`, which
+Authoring code (the procedural renderer, speech synthesis, tail repair) is in :mod:`omnivchat.synth`, which
 builds on this package; nothing here imports it.
 
 Every failure about a file raises :class:`MediaError` naming that file. Names are imported lazily, so importing
@@ -21,11 +21,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from omnivchat._lazy import lazy_names
-from omnivchat.media._ffmpeg import MediaError, MediaKilled, ffmpeg_exe
+from omnivchat.media._ffmpeg import (
+    AUDIO_ENCODE_ARGS,
+    DETERMINISTIC_ARGS,
+    VIDEO_ENCODE_ARGS,
+    MediaError,
+    MediaKilled,
+    encoder_version,
+    ffmpeg_exe,
+    finish_ffmpeg,
+    popen_ffmpeg,
+    run_ffmpeg,
+)
 
 if TYPE_CHECKING:
     from omnivchat.media._cache import cache_dir, content_hash
-    from omnivchat.media._compose import Composed, compose_clip
+    from omnivchat.media._compose import COMPOSE_RECIPE, GAP_S, IMAGE_FPS, MIN_IMAGE_S, Composed, compose_clip
     from omnivchat.media._dataurl import mime_type, to_data_url
     from omnivchat.media._decode import (
         FrameSample,
@@ -39,16 +50,24 @@ if TYPE_CHECKING:
         blank_video,
         export_audio,
         fit_for_route,
+        fits,
         freeze_video,
         mute_audio,
         strip_audio,
         trim,
     )
     from omnivchat.media._paths import BatchItem, batch, resolve_media_path
-    from omnivchat.media._probe import MediaInfo, StreamInfo, probe
+    from omnivchat.media._probe import MediaInfo, StreamInfo, open_container, probe, require_audio
     from omnivchat.media._sample import sample_video, sampled_frame_indices
 
 _LAZY: dict[str, str] = {
+    "COMPOSE_RECIPE": "_compose",
+    "GAP_S": "_compose",
+    "IMAGE_FPS": "_compose",
+    "MIN_IMAGE_S": "_compose",
+    "fits": "_ops",
+    "open_container": "_probe",
+    "require_audio": "_probe",
     "cache_dir": "_cache",
     "ClipChecker": "_clips",
     "Composed": "_compose",
@@ -82,6 +101,13 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "AUDIO_ENCODE_ARGS",
+    "COMPOSE_RECIPE",
+    "DETERMINISTIC_ARGS",
+    "GAP_S",
+    "IMAGE_FPS",
+    "MIN_IMAGE_S",
+    "VIDEO_ENCODE_ARGS",
     "BatchItem",
     "ClipChecker",
     "Composed",
@@ -98,16 +124,23 @@ __all__ = [
     "cached_probe",
     "compose_clip",
     "content_hash",
+    "encoder_version",
     "export_audio",
     "extract_audio",
     "extract_audio_with_rate",
     "ffmpeg_exe",
+    "finish_ffmpeg",
     "fit_for_route",
+    "fits",
     "freeze_video",
     "mime_type",
     "mute_audio",
+    "open_container",
+    "popen_ffmpeg",
     "probe",
+    "require_audio",
     "resolve_media_path",
+    "run_ffmpeg",
     "sample_frames",
     "sample_times",
     "sample_video",

@@ -3,6 +3,7 @@
 from omnivchat.routes._base import Prepared, Route, StructuredOutput, schema_format
 from omnivchat.routes._cost import (
     DEFAULT_OUTPUT_TOKENS,
+    IN_FLIGHT,
     AttemptCost,
     Price,
     RequestEstimate,
@@ -52,6 +53,7 @@ from omnivchat.routes._types import (
 __all__ = [
     "DEFAULTS",
     "DEFAULT_OUTPUT_TOKENS",
+    "IN_FLIGHT",
     "PROVIDER_DEFAULT",
     "RETRYABLE",
     "AdaptiveLimiter",

@@ -164,7 +164,7 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
 
     if settings.media_input == "none":
         raise RouteError("unsupported", f"{clip}: this route takes text only and cannot deliver video or audio")
-    from omnivchat.media._ops import fits
+    from omnivchat.media import fits
 
     try:
         # One probe when the clip already fits (the common case); fit_for_route re-encodes otherwise.

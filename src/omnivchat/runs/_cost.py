@@ -12,8 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from omnivchat.routes import AttemptCost
-from omnivchat.routes._cost import IN_FLIGHT
+from omnivchat.routes import IN_FLIGHT, AttemptCost
 
 NOT_RECORDED = "not recorded"
 INTERRUPTED = "interrupted"

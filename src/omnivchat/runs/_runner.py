@@ -19,6 +19,7 @@ from omnivchat.bench import Bench, Instance, Turn
 from omnivchat.errors import Interrupted
 from omnivchat.media import MediaError
 from omnivchat.routes import (
+    IN_FLIGHT,
     AdaptiveLimiter,
     AttemptCost,
     AttemptHooks,
@@ -34,7 +35,6 @@ from omnivchat.routes import (
     estimate_prepared,
     send_with_retries,
 )
-from omnivchat.routes._cost import IN_FLIGHT
 from omnivchat.runs._budget import Budget, check_priced
 from omnivchat.runs._cost import CostTotals, tally
 from omnivchat.runs._files import Manifest

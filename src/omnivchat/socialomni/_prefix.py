@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 from omnivchat._canonical import sha256_file, sha256_json
-from omnivchat.media._ffmpeg import MediaError, run_ffmpeg
+from omnivchat.media import MediaError, run_ffmpeg
 
 PREFIX_ENCODING = {
     "video": "libx264",

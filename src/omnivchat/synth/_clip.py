@@ -33,7 +33,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from omnivchat.media._ffmpeg import MediaError, run_ffmpeg
+from omnivchat.media import MediaError, run_ffmpeg
 from omnivchat.synth._detect import (
     SKIP_AFTER_CONTENT_S,
     TailRepair,
@@ -101,7 +101,7 @@ class _Decoded:
 
 
 def _probe_checked(path: Path):
-    from omnivchat.media._probe import probe, require_audio
+    from omnivchat.media import probe, require_audio
 
     info = probe(path, energy=False, verify=True)  # corrupt / truncated: MediaError naming the file
     if not info.has_video:
@@ -120,7 +120,7 @@ def decode_channels(path: Path) -> _Decoded:
     """
     import av
 
-    from omnivchat.media._probe import open_container
+    from omnivchat.media import open_container
 
     info = _probe_checked(path)
     sr = int(info.sample_rate or 0)

@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from omnivchat.media._cache import cache_dir as resolve_cache_dir
-from omnivchat.media._ffmpeg import (
+from omnivchat.media import (
     AUDIO_ENCODE_ARGS,
     DETERMINISTIC_ARGS,
     VIDEO_ENCODE_ARGS,
@@ -32,6 +31,7 @@ from omnivchat.media._ffmpeg import (
     finish_ffmpeg,
     popen_ffmpeg,
 )
+from omnivchat.media import cache_dir as resolve_cache_dir
 from omnivchat.synth._scene import SceneSpec, SpeechLine, image_side, user_side
 
 SAMPLE_RATE = 44_100

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from omnivchat.media._ffmpeg import MediaError
+from omnivchat.media import MediaError
 
 OUTPUT_RATE = 44_100
 # The worker runs as a program of its own, started by file path (never imported): it sits next to this module.

@@ -12,7 +12,13 @@ from omnivchat.studio.engine._agents import (
     RenderRequest,
     Reviewer,
 )
-from omnivchat.studio.engine._calls import AgentCallError, AgentCalls
+from omnivchat.studio.engine._answers import DIRECTOR_ANSWERS, ReplyAnswer
+from omnivchat.studio.engine._calls import (
+    CALLS_FILE,
+    AgentCallError,
+    AgentCalls,
+    report_cost,
+)
 from omnivchat.studio.engine._counts import CountsError, instance_counts, parse_count_items, read_counts_file
 from omnivchat.studio.engine._pipeline import BUDGET_KINDS, Budgets, Job, Result, Synthesis, effective_budgets
 from omnivchat.studio.engine._run import (
@@ -20,6 +26,7 @@ from omnivchat.studio.engine._run import (
     StudioManifest,
     Summary,
     find_trace,
+    keep_settings,
     load_corpus,
     parse_repair_budgets,
     plan_jobs,
@@ -45,6 +52,8 @@ from omnivchat.studio.engine._types import (
 
 __all__ = [
     "BUDGET_KINDS",
+    "CALLS_FILE",
+    "DIRECTOR_ANSWERS",
     "MULTI_TURN_MODULES",
     "SINGLE_TURN_MODULES",
     "AgentCallError",
@@ -69,6 +78,7 @@ __all__ = [
     "RenderRefused",
     "RenderRequest",
     "Renderer",
+    "ReplyAnswer",
     "Result",
     "Reviewer",
     "Script",
@@ -83,12 +93,14 @@ __all__ = [
     "effective_budgets",
     "find_trace",
     "instance_counts",
+    "keep_settings",
     "load_corpus",
     "parse_count_items",
     "parse_repair_budgets",
     "plan_jobs",
     "read_counts_file",
     "read_trace",
+    "report_cost",
     "studio_run",
     "trace_table",
 ]

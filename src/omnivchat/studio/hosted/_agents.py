@@ -28,10 +28,16 @@ from omnivchat.routes import (
     route_cost,
     schema_format,
 )
-from omnivchat.studio.engine import Answer, Caption, DirectorRequest, Question
-from omnivchat.studio.engine._answers import DIRECTOR_ANSWERS
-from omnivchat.studio.engine._calls import report_cost
-from omnivchat.studio.engine._trace import MULTI_TURN_MODULES, SINGLE_TURN_MODULES
+from omnivchat.studio.engine import (
+    DIRECTOR_ANSWERS,
+    MULTI_TURN_MODULES,
+    SINGLE_TURN_MODULES,
+    Answer,
+    Caption,
+    DirectorRequest,
+    Question,
+    report_cost,
+)
 from omnivchat.studio.hosted._bridge import LoopThread
 from omnivchat.studio.hosted._prompts import (
     CAPTION_TASK,

@@ -30,10 +30,16 @@ from omnivchat.studio.minibench._core import (
     make_minibench,
     plan,
 )
-from omnivchat.studio.minibench._kit import Builder, Draft
+from omnivchat.studio.minibench._kit import (
+    COLOURS,
+    Builder,
+    Draft,
+    article,
+)
 
 __all__ = [
     "BUILDERS",
+    "COLOURS",
     "LANGUAGES",
     "MADE_FILE",
     "NOT_STAGED",
@@ -41,6 +47,7 @@ __all__ = [
     "Builder",
     "Draft",
     "MiniBenchError",
+    "article",
     "make_minibench",
     "plan",
 ]

@@ -7,7 +7,7 @@ import importlib.util
 import os
 from typing import Any
 
-from omnivchat.studio.engine._types import Answer, Question
+from omnivchat.studio.engine import Answer, Question
 from omnivchat.studio.offline._inspection import _Inspection
 from omnivchat.studio.offline._measure import _core, _dist, _median, _num, _opt, _patch, colour_name
 
@@ -26,7 +26,7 @@ def _list(items: list[str]) -> str:
 
 
 def _an(word: str) -> str:
-    from omnivchat.studio.minibench._kit import article  # the one a/an rule of every Studio template
+    from omnivchat.studio.minibench import article  # the one a/an rule of every Studio template
 
     return article(word)
 

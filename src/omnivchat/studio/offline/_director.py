@@ -24,9 +24,8 @@ from functools import lru_cache
 from typing import Any
 
 from omnivchat.bench import Criterion
-from omnivchat.studio.engine._agents import DirectorRequest
-from omnivchat.studio.engine._types import MediaReference, Script, Segment
-from omnivchat.studio.minibench._kit import article
+from omnivchat.studio.engine import DirectorRequest, MediaReference, Script, Segment
+from omnivchat.studio.minibench import article
 
 #: Sampled attributes this Director records (in the description and the script's fields) but does not stage: the
 #: procedural scene is the builder's, so its clip may show another camera than the one sampled.
@@ -409,7 +408,7 @@ def _inject_script_defect(script: Script, rng: random.Random, config: dict[str, 
 
 
 def _colour_word(css: Any) -> str | None:
-    from omnivchat.studio.minibench._kit import COLOURS
+    from omnivchat.studio.minibench import COLOURS
 
     return next((c.en for c in COLOURS if c.css == css), None)
 

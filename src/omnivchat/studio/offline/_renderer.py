@@ -13,8 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from omnivchat.studio.engine._agents import RenderRefused, RenderRequest
-from omnivchat.studio.engine._types import Clip
+from omnivchat.studio.engine import Clip, RenderRefused, RenderRequest
 
 DEFECTS = ("colour", "no_audio", "truncated")
 
@@ -68,7 +67,7 @@ class OfflineRenderer:
 
 
 def _another_colour(css: Any, rng: random.Random) -> str:
-    from omnivchat.studio.minibench._kit import COLOURS
+    from omnivchat.studio.minibench import COLOURS
 
     return rng.choice([c.css for c in COLOURS if c.css != css and c.en != "white"])
 

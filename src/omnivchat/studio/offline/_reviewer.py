@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omnivchat.studio.engine._types import Answer, Aspect, Caption, QualityReport, Question
+from omnivchat.studio.engine import Answer, Aspect, Caption, QualityReport, Question
 from omnivchat.studio.offline._caption import REVIEWER, _answer, _caption_text, _list, _observed
 from omnivchat.studio.offline._inspection import (
     _Inspection,

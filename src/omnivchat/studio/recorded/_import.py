@@ -18,9 +18,7 @@ from omnivchat._files import check_output_dir, write_text_atomic
 from omnivchat.bench import Check, Instance
 from omnivchat.errors import OmnivchatError
 from omnivchat.studio.config import SubcategoryConfig
-from omnivchat.studio.engine._agents import Director, DirectorRequest
-from omnivchat.studio.engine._answers import ReplyAnswer
-from omnivchat.studio.engine._calls import CALLS_FILE, AgentCallError, AgentCalls
+from omnivchat.studio.engine import CALLS_FILE, AgentCallError, AgentCalls, Director, DirectorRequest, ReplyAnswer
 from omnivchat.studio.recorded._manifest import RecordedError, RecordedTurn, Recording, _loc, load_recordings
 from omnivchat.studio.recorded._traces import (
     RECORDED_DIR,
@@ -363,6 +361,6 @@ def _write_bench(output: Path, manifest: Path, recordings: Sequence[Recording]) 
 
 
 def _check_settings(output: Path, settings: ImportSettings) -> None:
-    from omnivchat.studio.engine._run import keep_settings
+    from omnivchat.studio.engine import keep_settings
 
     keep_settings(output / RECORDED_DIR / SETTINGS_FILE, settings, error=RecordedError, what="an import")

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 
 from omnivchat.bench import Criterion
-from omnivchat.studio.engine._answers import ReplyAnswer
+from omnivchat.studio.engine import ReplyAnswer
 
 MIN_CRITERIA, MAX_CRITERIA = 3, 5
 PLACEHOLDER = "<brand>"

@@ -49,8 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omnivchat.errors import OmnivchatError
 from omnivchat.routes import CredentialError, Redactor, RouteError, Secret, resolve_api_key, retry_after_s, status_kind
-from omnivchat.studio.engine._agents import RenderFailed, RenderRefused, RenderRequest
-from omnivchat.studio.engine._types import Clip
+from omnivchat.studio.engine import Clip, RenderFailed, RenderRefused, RenderRequest
 from omnivchat.studio.hosted._bridge import LoopThread
 from omnivchat.studio.hosted.renderers._prices import cost_usd, price_for
 from omnivchat.studio.hosted.renderers._prompt import build_prompt

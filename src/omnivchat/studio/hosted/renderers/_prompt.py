@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from omnivchat.studio.engine._types import Script, Segment
+from omnivchat.studio.engine import Script, Segment
 
 Role = Literal["first_frame", "reference_image", "reference_audio", "extend"]
 

@@ -24,7 +24,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from omnivchat.studio.engine._agents import RenderRequest
+from omnivchat.studio.engine import RenderRequest
 from omnivchat.studio.hosted.renderers._prompt import Placeholder, Role
 
 _FIRST_FRAME_PURPOSE = re.compile(r"first[\s_-]*frame|continu|pick(?:s|ing)?\s+up|resum", re.IGNORECASE)

@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 from pydantic import Field
 
-from omnivchat.studio.engine._agents import RenderRequest
+from omnivchat.studio.engine import RenderRequest
 from omnivchat.studio.hosted.renderers._base import (
     HostedVideoRenderer,
     Job,

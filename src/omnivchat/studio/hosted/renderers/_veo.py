@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from omnivchat.studio.engine._agents import RenderRefused, RenderRequest
+from omnivchat.studio.engine import RenderRefused, RenderRequest
 from omnivchat.studio.hosted.renderers._base import (
     HostedVideoRenderer,
     Job,

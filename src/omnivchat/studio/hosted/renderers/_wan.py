@@ -37,7 +37,7 @@ from urllib.parse import quote, urlsplit
 from pydantic import Field
 
 from omnivchat.routes import RouteError
-from omnivchat.studio.engine._agents import RenderRequest
+from omnivchat.studio.engine import RenderRequest
 from omnivchat.studio.hosted.renderers._base import (
     HostedVideoRenderer,
     Job,
