@@ -29,6 +29,7 @@ class LabBench:
     name = "labbench"
     title = "Lab bench: a benchmark shipped in its own package"
     protocols = ("labbench-run-v1",)
+    sampling = {}
 
     def chance(self, task):
         return 0.5
@@ -45,34 +46,7 @@ class LabBench:
     def request(self, dataset, item, options, work_dir, meta):
         raise NotImplementedError
 
-    def item_meta(self, item):
-        return {}
-
-    def default_sampling(self):
-        return {}
-
-    def after_task(self, run_dir, task):
-        return None
-
-    def dataset_of(self, run_dir, data):
-        return None
-
-    def parse(self, item, reply):
-        return reply
-
     def score(self, dataset, run_dir, options):
-        raise NotImplementedError
-
-    def save_scores(self, run_dir, scores):
-        raise NotImplementedError
-
-    def judge(self, dataset, run_dir, options):
-        raise NotImplementedError
-
-    def status(self, run_dir):
-        raise NotImplementedError
-
-    def export(self, run_dir, *, judging, allow_incomplete):
         raise NotImplementedError
 
 

@@ -8,7 +8,9 @@ met by guessing). Languages: as the bench has them (English and Chinese in the p
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from omnivchat.bench import SUBCATEGORIES, Bench, load_bench
@@ -55,6 +57,7 @@ class OmniVChatBench:
     name = NATIVE_BENCHMARK
     title = "OmniVChat-Bench format: questions spoken in clips, tiered gated rubrics (Eq. 1-2), Table 1"
     protocols: tuple[str, ...] = (PROTOCOL,)
+    sampling: Mapping[str, Any] = MappingProxyType({})  # the user's, as given
 
     def chance(self, task: str) -> float:
         return 0.0  # a guess meets no rubric tier
@@ -64,14 +67,10 @@ class OmniVChatBench:
 
     def items(self, dataset: Bench, options: RunOptions) -> list[Item]:
         instances = dataset.instances[: options.limit] if options.limit else dataset.instances
-        return [Item(i.id, CANDIDATE, i) for i in instances]
-
-    def item_meta(self, item: Item) -> dict[str, Any]:
-        i = item.record
-        return {"subcategory": i.subcategory, "language": i.language, "source": i.source}
-
-    def default_sampling(self) -> dict[str, Any]:
-        return {}
+        return [
+            Item(i.id, CANDIDATE, i, {"subcategory": i.subcategory, "language": i.language, "source": i.source})
+            for i in instances
+        ]
 
     def manifest(self, dataset: Bench, route: Route, options: RunOptions) -> RunManifest:
         prompt, label = load_prompt(options.system_prompt)
@@ -98,16 +97,8 @@ class OmniVChatBench:
             clip_transform=options.transform,
         )
 
-    def parse(self, item: Item, reply: str) -> str:
-        return reply  # the reply itself is graded, against the instance's rubric
-
-    def after_task(self, run_dir: Path, task: str) -> None:
-        return None
-
-    def dataset_of(self, run_dir: Path, data: Path | None) -> Bench:
-        return run_bench(run_dir, data)
-
-    def score(self, dataset: Bench, run_dir: Path, options: ScoreOptions) -> Scores:
+    def score(self, dataset: Bench | None, run_dir: Path, options: ScoreOptions) -> Scores:
+        dataset = dataset if dataset is not None else run_bench(run_dir, None)
         items = collect_scores(
             run_dir,
             dataset,
@@ -153,7 +144,8 @@ class OmniVChatBench:
             items=[i.detail for i in scores.items],
         )
 
-    def judge(self, dataset: Bench, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
+    def judge(self, dataset: Bench | None, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
+        dataset = dataset if dataset is not None else run_bench(run_dir, options.data)
         if options.only_judge:
             names = [options.only_judge]
         else:
