@@ -45,6 +45,7 @@ from omnivchat.benchmarks._protocol import (
     ScoreOptions,
     Scores,
     Source,
+    SpokenReplies,
     TaskSummary,
 )
 from omnivchat.benchmarks._registry import (
@@ -78,6 +79,7 @@ __all__ = [
     "ScoreOptions",
     "Scores",
     "Source",
+    "SpokenReplies",
     "SpokenScoring",
     "TaskRecord",
     "TaskSummary",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -33,6 +33,7 @@ __all__ = [
     "ScoreOptions",
     "Scores",
     "Source",
+    "SpokenReplies",
     "TaskSummary",
 ]
 
@@ -192,6 +193,14 @@ class TaskSummary(Protocol):
         """Called after each task of a run, and when a run stops (``task`` ""): a stopped run still says what is
         missing."""
         ...
+
+
+@runtime_checkable
+class SpokenReplies(Protocol):
+    """A benchmark that scores a spoken reply (``eval --reply-audio``) from its ASR transcript, through
+    :class:`omnivchat.benchmarks.SpokenScoring` (byo, hf); every other one is refused a spoken run."""
+
+    scores_spoken_replies: Literal[True]
 
 
 @runtime_checkable

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from omnivchat.benchmarks._protocol import Benchmark, Item, RunOptions, Source, TaskSummary
+from omnivchat.benchmarks._protocol import Benchmark, Item, RunOptions, Source, SpokenReplies, TaskSummary
 from omnivchat.benchmarks._registry import registered
 from omnivchat.benchmarks._spoken import SpokenError
 from omnivchat.routes import ChatRequest, Route, Sampling
@@ -30,9 +30,9 @@ def _work(
 ) -> tuple[Manifest | dict[str, Any], list[TaskWork]]:
     """The run's manifest and its requests, task by task (built later, on threads; media work goes in
     ``work_dir``)."""
-    if options.reply_audio is not None and not getattr(benchmark, "scores_spoken_replies", False):
+    if options.reply_audio is not None and not isinstance(benchmark, SpokenReplies):
         # Refused, not run: its scoring would read the text a server sent beside the audio (often none at all).
-        able = ", ".join(n for n, b in registered().items() if getattr(b, "scores_spoken_replies", False))
+        able = ", ".join(n for n, b in registered().items() if isinstance(b, SpokenReplies))
         raise SpokenError(f"benchmark {benchmark.name} scores text replies only; spoken replies are scored by: {able}")
     options.simulated = route.settings.route == "sim"
     # The benchmark's protocol sampling, with what the user set on top (the manifest records the result).

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -315,7 +315,7 @@ class ByoBench:
     title = "Bring your own: a JSON list of questions on clips (requires, category), spoken or multiple-choice answers"
     protocols: tuple[str, ...] = (PROTOCOL,)
     sampling: Mapping[str, Any] = MappingProxyType({"temperature": 0.0})
-    scores_spoken_replies = True
+    scores_spoken_replies: Literal[True] = True
     """Its scores read a spoken reply's ASR transcript (eval --reply-audio; :mod:`omnivchat.benchmarks._spoken`)."""
     takes_media_roots = True
     """Its items' media stay in the data's folder unless ``Source.media_roots`` (--media-root) allows another."""
