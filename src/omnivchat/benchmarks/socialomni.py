@@ -29,8 +29,8 @@ from omnivchat.benchmarks._protocol import (
 from omnivchat.benchmarks._registry import register
 from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
-from omnivchat.runs import RunStatus, SocialOmniManifest, run_status
-from omnivchat.socialomni import PromptCards, load_cards, parse_how, parse_when, parse_who
+from omnivchat.runs import RunStatus, SocialOmniManifest
+from omnivchat.socialomni import PromptCards, load_cards, run_status
 from omnivchat.socialomni._data import SocialOmniError
 from omnivchat.socialomni._files import SocialOmniExport
 from omnivchat.socialomni._panel import load_judge_template
@@ -52,7 +52,6 @@ from omnivchat.socialomni._run import (
 )
 
 CHANCE = {"who": 0.25, "when": 0.5, "how": 0.0}
-PARSERS = {"who": parse_who, "when": parse_when, "how": parse_how}
 JUDGING = "judging"  # the default judging directory, inside the run
 
 

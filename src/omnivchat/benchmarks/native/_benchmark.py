@@ -1,10 +1,4 @@
-"""omnivchat: the OmniVChat-Bench format (paper, Section 3).
-
-Dataset: a bench directory (``bench.yaml``, ``instances.jsonl``, ``media/``); the user's question is spoken inside
-each clip, and every instance carries a reference reply and a tiered gated rubric. Scores: the gated rubric score
-of Eq. 1 from a judge panel, aggregated into the columns of Table 1 (Eq. 2). Chance level: 0 (no rubric tier is
-met by guessing). Languages: as the bench has them (English and Chinese in the paper).
-"""
+"""The native benchmark behind the Benchmark protocol (the package docstring says what it is)."""
 
 from __future__ import annotations
 
@@ -25,6 +19,7 @@ from omnivchat.benchmarks._protocol import (
     Source,
 )
 from omnivchat.benchmarks._registry import register
+from omnivchat.benchmarks.native._status import export, status
 from omnivchat.judges import (
     JudgePrompts,
     collect_scores,
@@ -38,16 +33,14 @@ from omnivchat.prompts import load_prompt
 from omnivchat.routes import ChatRequest, Route
 from omnivchat.runs import (
     CANDIDATE,
+    NATIVE_BENCHMARK,
     PROTOCOL,
     NativeExport,
     RunManifest,
     RunStatus,
     build_manifest,
     build_request,
-    export_run,
-    run_status,
 )
-from omnivchat.runs._manifest import NATIVE_BENCHMARK
 from omnivchat.scoring import table1_row
 
 
@@ -184,10 +177,10 @@ class OmniVChatBench:
         return JudgeOutcome(where=run_dir / "store.sqlite", summaries=report.summaries, notes=notes, complete=complete)
 
     def status(self, run_dir: Path) -> RunStatus:
-        return run_status(run_dir)
+        return status(run_dir)
 
     def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> NativeExport:
-        return export_run(run_dir, allow_incomplete=allow_incomplete)
+        return export(run_dir, allow_incomplete=allow_incomplete)
 
 
 OMNIVCHAT = register(OmniVChatBench())
