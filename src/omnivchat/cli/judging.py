@@ -172,7 +172,8 @@ def score_run(
 
     Items are counted against the bench: a run with items that have no reply is incomplete, which ends the
     command with status 1 unless ``allow_incomplete`` (scores.json is written either way, marked incomplete)."""
-    from omnivchat.judges import RULE_JUDGE, collect_scores, load_judges, prompt_labels, run_bench, write_scores
+    from omnivchat.benchmarks.native import collect_scores, prompt_labels, run_bench, write_scores
+    from omnivchat.judges import RULE_JUDGE, load_judges
     from omnivchat.scoring import table1_row
 
     if aggregate not in ("mean", "majority"):
@@ -241,7 +242,7 @@ def agree_command(
     """Table 2 of the paper for any judges on the same replies: per-judge scores, pairwise agreement and kappa,
     Krippendorff's alpha, bootstrap SD, repeat-run variation, variance shares and profile correlations."""
     from omnivchat._files import check_output_file, write_text_atomic
-    from omnivchat.judges import collect_judgments, run_bench
+    from omnivchat.benchmarks.native import collect_judgments, run_bench
     from omnivchat.judges._agreement import agreement_report, render_agreement
 
     if output is not None:  # the default, RUN_DIR/agreement.json, is this command's own file: it is replaced

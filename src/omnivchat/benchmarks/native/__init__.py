@@ -1,5 +1,5 @@
-"""omnivchat: the OmniVChat-Bench format (paper, Section 3): the benchmark, and the status and export of its
-run directories.
+"""omnivchat: the OmniVChat-Bench format (paper, Section 3): the benchmark, its judging pass (rubric and style
+verdicts through the judge engine), its Table 1 scores.json, and the status and export of its run directories.
 
 Dataset: a bench directory (``bench.yaml``, ``instances.jsonl``, ``media/``); the user's question is spoken inside
 each clip, and every instance carries a reference reply and a tiered gated rubric. Scores: the gated rubric score
@@ -8,6 +8,36 @@ met by guessing). Languages: as the bench has them (English and Chinese in the p
 """
 
 from omnivchat.benchmarks.native._benchmark import OMNIVCHAT, OmniVChatBench
+from omnivchat.benchmarks.native._judging import (
+    ItemScore,
+    JudgeReport,
+    collect_judgments,
+    collect_scores,
+    estimate_judging,
+    judge_run,
+    judge_run_async,
+    panel_hits_majority,
+    run_bench,
+)
+from omnivchat.benchmarks.native._scores import item_records, prompt_labels, write_scores, write_scores_file
 from omnivchat.benchmarks.native._status import export, status
 
-__all__ = ["OMNIVCHAT", "OmniVChatBench", "export", "status"]
+__all__ = [
+    "OMNIVCHAT",
+    "ItemScore",
+    "JudgeReport",
+    "OmniVChatBench",
+    "collect_judgments",
+    "collect_scores",
+    "estimate_judging",
+    "export",
+    "item_records",
+    "judge_run",
+    "judge_run_async",
+    "panel_hits_majority",
+    "prompt_labels",
+    "run_bench",
+    "status",
+    "write_scores",
+    "write_scores_file",
+]

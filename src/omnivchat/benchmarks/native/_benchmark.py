@@ -19,16 +19,10 @@ from omnivchat.benchmarks._protocol import (
     Source,
 )
 from omnivchat.benchmarks._registry import register
+from omnivchat.benchmarks.native._judging import collect_scores, estimate_judging, judge_run, run_bench
+from omnivchat.benchmarks.native._scores import item_records, write_scores_file
 from omnivchat.benchmarks.native._status import export, status
-from omnivchat.judges import (
-    JudgePrompts,
-    collect_scores,
-    estimate_judging,
-    item_records,
-    judge_run,
-    run_bench,
-    write_scores_file,
-)
+from omnivchat.judges import JudgePrompts
 from omnivchat.prompts import load_prompt
 from omnivchat.routes import ChatRequest, Route
 from omnivchat.runs import (
