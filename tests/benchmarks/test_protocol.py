@@ -24,14 +24,11 @@ from omnivchat.benchmarks import (
     _registry,
     get_benchmark,
     registered,
-    task_export,
-    task_status,
 )
 from omnivchat.cli import app
 from omnivchat.errors import OmnivchatError
-from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
-from omnivchat.runs import ExportFile, RunStatus, RunStore, package_record
+from omnivchat.runs import RunStore, package_record
 from omnivchat.scoring.spoken import answer_matches
 
 runner = CliRunner()
@@ -43,6 +40,7 @@ class ToyQA:
     name = "toyqa"
     title = "Toy QA: typed questions, spoken-answer matching"
     protocols = ("toyqa-run-v1",)
+    sampling = {"temperature": 0.0}  # noqa: RUF012
 
     def chance(self, task: str) -> float:
         return 0.0
@@ -56,19 +54,13 @@ class ToyQA:
 
     def items(self, dataset: list[dict[str, str]], options: RunOptions) -> list[Item]:
         rows = dataset[: options.limit] if options.limit else dataset
-        return [Item(r["id"], "qa", r) for r in rows]
-
-    def item_meta(self, item: Item) -> dict[str, Any]:
-        return {"answer": item.record["answer"]}
-
-    def default_sampling(self) -> dict[str, Any]:
-        return {"temperature": 0.0}
+        return [Item(r["id"], "qa", r, {"answer": r["answer"]}) for r in rows]
 
     def manifest(self, dataset: list[dict[str, str]], route: Route, options: RunOptions) -> dict[str, Any]:
         return {
             "protocol": "toyqa-run-v1",
             "benchmark": self.name,
-            "items": [r["id"] for r in dataset],
+            "items": {r["id"]: "qa" for r in dataset},  # key -> task: the shared status and export read it
             "route": {"model": route.model_id, "kind": route.settings.route},
             "sampling": options.sampling.model_dump(),
             "simulated": options.simulated,
@@ -79,22 +71,10 @@ class ToyQA:
         oracle = SimOracle(reference=item.record["answer"], language="en") if options.simulated else None
         return ChatRequest(item_id=item.key, text=item.record["question"], sampling=options.sampling, oracle=oracle)
 
-    def parse(self, item: Item, reply: str) -> str:
-        return reply
-
-    def after_task(self, run_dir: Path, task: str) -> None:
-        return None
-
-    def dataset_of(self, run_dir: Path, data: Path | None) -> None:
-        return None
-
-    def _keys(self, run_dir: Path) -> dict[str, list[str]]:
-        return {"qa": json.loads((run_dir / "manifest.json").read_text())["items"]}
-
     def score(self, dataset: Any, run_dir: Path, options: ScoreOptions) -> Scores:
         results = []
         with RunStore(run_dir / "store.sqlite", read_only=True) as store:
-            for key in self._keys(run_dir)["qa"]:
+            for key in json.loads((run_dir / "manifest.json").read_text())["items"]:
                 row = store.item(key, "qa")
                 result = store.result(row["key"]) if row and row["status"] == "done" else None
                 if result is None:
@@ -105,18 +85,6 @@ class ToyQA:
         scored = [r.score for r in results if r.score is not None]
         accuracy = sum(scored) / len(results) if len(scored) == len(results) and results else None
         return Scores(benchmark=self.name, items=results, metrics={"qa": {"accuracy": accuracy, "n": len(results)}})
-
-    def save_scores(self, run_dir: Path, scores: Scores) -> Path:
-        return write_benchmark_scores(run_dir, scores)
-
-    def judge(self, dataset: Any, run_dir: Path, options: Any) -> Any:
-        raise OmnivchatError("toyqa has no judges")
-
-    def status(self, run_dir: Path) -> RunStatus:
-        return task_status(run_dir, self._keys(run_dir))
-
-    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> ExportFile:
-        return task_export(run_dir, self._keys(run_dir), allow_incomplete=allow_incomplete)
 
 
 @pytest.fixture

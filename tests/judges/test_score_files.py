@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from omnivchat._files import InputError
+from omnivchat.benchmarks.native import write_scores_file
 from omnivchat.judges import (
     BENCHMARK_SCORES_SCHEMA,
     SCORES_SCHEMA,
@@ -20,7 +21,6 @@ from omnivchat.judges import (
     Scores,
     read_scores,
     write_benchmark_scores,
-    write_scores_file,
 )
 from omnivchat.report import ReportError, build_report
 from omnivchat.scoring import Table1Row

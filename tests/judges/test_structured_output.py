@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from omnivchat.judges import JudgeSpec, hits_schema, judge_run, load_judges, response_format
+from omnivchat.benchmarks.native import judge_run
+from omnivchat.judges import JudgeSpec, hits_schema, load_judges, response_format
 from omnivchat.routes import Secret, get_route
 from omnivchat.runs import run_eval
 from omnivchat.testing import Behaviour, LoopbackServer

@@ -16,9 +16,9 @@ import typer
 from typer.testing import CliRunner
 
 from omnivchat._files import OutputError
+from omnivchat.benchmarks.native import ItemScore, item_records, write_scores_file
 from omnivchat.cli._app import Commands
 from omnivchat.cli.rl import rl_app
-from omnivchat.judges import ItemScore, item_records, write_scores_file
 from omnivchat.rl.curves import (
     CURVES_SCHEMA,
     CheckpointScore,

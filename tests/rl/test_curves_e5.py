@@ -16,9 +16,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from omnivchat.benchmarks.native import ItemScore, item_records, write_scores_file
 from omnivchat.cli._app import Commands
 from omnivchat.cli.rl import rl_app
-from omnivchat.judges import ItemScore, item_records, write_scores_file
 from omnivchat.rl.curves import (
     CheckpointScore,
     CurvesError,

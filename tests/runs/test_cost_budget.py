@@ -10,9 +10,11 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from omnivchat.benchmarks.native import export as export_run
+from omnivchat.benchmarks.native import status as run_status
 from omnivchat.cli import app
 from omnivchat.routes import SettingsError, get_route, resolve_settings
-from omnivchat.runs import RetryPolicy, Runner, RunStore, RunSummary, export_run, run_cost, run_status
+from omnivchat.runs import RetryPolicy, Runner, RunStore, RunSummary, run_cost
 from omnivchat.testing import Behaviour, LoopbackServer
 
 USAGE = {"prompt_tokens": 1000, "completion_tokens": 500, "total_tokens": 1500}

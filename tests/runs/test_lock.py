@@ -121,7 +121,8 @@ def test_sigkill_frees_the_lock_and_a_new_eval_resumes_at_once(small_bench, tmp_
 
 
 def test_every_writer_is_refused_while_another_process_holds_the_lock(small_bench, tmp_path):
-    from omnivchat.judges import JudgesConfig, judge_run
+    from omnivchat.benchmarks.native import judge_run
+    from omnivchat.judges import JudgesConfig
     from omnivchat.socialomni._run import evaluate, rescore
     from omnivchat.socialomni._run import judge_run as so_judge_run
 

@@ -7,8 +7,8 @@ import json
 
 from typer.testing import CliRunner
 
+from omnivchat.benchmarks.native import collect_scores
 from omnivchat.cli import app
-from omnivchat.judges import collect_scores
 from omnivchat.report import build_report
 
 runner = CliRunner()

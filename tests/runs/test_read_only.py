@@ -23,10 +23,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from omnivchat.benchmarks.native import collect_judgments, collect_scores
+from omnivchat.benchmarks.native import export as export_run
+from omnivchat.benchmarks.native import status as run_status
 from omnivchat.cli import app
-from omnivchat.judges import collect_judgments, collect_scores
 from omnivchat.routes import get_route
-from omnivchat.runs import RunStore, export_run, run_eval, run_status
+from omnivchat.runs import RunStore, run_eval
 
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 SLOW = "sim:healthy?latency=1.0"
@@ -167,7 +169,7 @@ def test_readers_work_on_read_only_storage(small_bench, checked_bench, tmp_path)
     out.mkdir()
     collect = (
         "import sys; from pathlib import Path; from omnivchat.bench import load_bench; "
-        "from omnivchat.judges import collect_scores; "
+        "from omnivchat.benchmarks.native import collect_scores; "
         "print(len(collect_scores(Path(sys.argv[1]), load_bench(sys.argv[2]), ['rule'])))"
     )
     before = {d: snapshot(d) for d in (clean, killed)}

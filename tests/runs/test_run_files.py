@@ -16,6 +16,8 @@ from typer.testing import CliRunner
 import omnivchat
 from omnivchat._canonical import sha256_file, sha256_json, sha256_text
 from omnivchat.bench import Bench, Instance
+from omnivchat.benchmarks.native import export as export_run
+from omnivchat.benchmarks.native import status as run_status
 from omnivchat.cli import app
 from omnivchat.routes import Route, get_route
 from omnivchat.runs import (
@@ -31,12 +33,10 @@ from omnivchat.runs import (
     SocialOmniJudgingManifest,
     SocialOmniManifest,
     build_manifest,
-    export_run,
     load_manifest,
     read_export,
     read_manifest,
     run_eval,
-    run_status,
     write_or_check_manifest,
 )
 from omnivchat.runs._manifest import source_hash

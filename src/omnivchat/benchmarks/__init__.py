@@ -7,7 +7,8 @@ omnivchat ships ``omnivchat`` (the native bench format, :mod:`omnivchat.benchmar
 (a local Hugging Face dataset with a column mapping, :mod:`omnivchat.benchmarks.hf`), and the public omni
 benchmarks ``worldsense``, ``dailyomni``, ``omnibench``, ``avodyssey``, ``videomme`` and ``lvomnibench`` (each a
 reader of its release on :mod:`omnivchat.benchmarks._mcq`; docs/benchmarks.md). The run loop, the store, the
-judge engine, the writer lock, status and export are shared.
+judge engine, the writer lock, status and export are shared. Other packages add benchmarks through the
+entry-point group ``omnivchat.benchmarks`` (docs/benchmarks.md).
 """
 
 # The benchmarks omnivchat ships register themselves when their modules load.
@@ -23,22 +24,38 @@ from omnivchat.benchmarks import (
     videomme,
     worldsense,
 )
-from omnivchat.benchmarks._generic import BenchmarkExport, TaskRecord, task_export, task_status
+from omnivchat.benchmarks._generic import (
+    BenchmarkExport,
+    TaskRecord,
+    export,
+    save_scores,
+    status,
+    task_export,
+    task_status,
+)
 from omnivchat.benchmarks._protocol import (
     Benchmark,
     Item,
     ItemResult,
+    Judged,
     JudgeOptions,
     JudgeOutcome,
+    OwnFormats,
     RunOptions,
     ScoreOptions,
     Scores,
     Source,
+    SpokenReplies,
+    TaskSummary,
 )
 from omnivchat.benchmarks._registry import (
+    ENTRY_POINTS,
+    BenchmarkPluginError,
     UnknownBenchmark,
     benchmark_of,
     get_benchmark,
+    load_plugins,
+    package_of,
     read_run_manifest,
     register,
     registered,
@@ -47,19 +64,25 @@ from omnivchat.benchmarks._run import estimate, evaluate
 from omnivchat.benchmarks._spoken import SPOKEN_METRIC, SpokenScoring, TranscribeSummary, transcribe_run
 
 __all__ = [
+    "ENTRY_POINTS",
     "SPOKEN_METRIC",
     "Benchmark",
     "BenchmarkExport",
+    "BenchmarkPluginError",
     "Item",
     "ItemResult",
     "JudgeOptions",
     "JudgeOutcome",
+    "Judged",
+    "OwnFormats",
     "RunOptions",
     "ScoreOptions",
     "Scores",
     "Source",
+    "SpokenReplies",
     "SpokenScoring",
     "TaskRecord",
+    "TaskSummary",
     "TranscribeSummary",
     "UnknownBenchmark",
     "avodyssey",
@@ -68,15 +91,20 @@ __all__ = [
     "dailyomni",
     "estimate",
     "evaluate",
+    "export",
     "get_benchmark",
     "hf",
+    "load_plugins",
     "lvomnibench",
     "native",
     "omnibench",
+    "package_of",
     "read_run_manifest",
     "register",
     "registered",
+    "save_scores",
     "socialomni",
+    "status",
     "task_export",
     "task_status",
     "transcribe_run",

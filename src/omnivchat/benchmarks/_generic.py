@@ -1,6 +1,7 @@
-"""What any benchmark's run directory can be asked without a benchmark of its own: its status (per task: done,
-failed, not run) and an export of every record, read without changing anything. A benchmark whose runs need more
-(the native Table 1 counts, SocialOmni's fixed denominators) says so in its own ``status`` and ``export``."""
+"""What any benchmark's run directory can be asked: its status (per task: done, failed, not run), an export of
+every record, read without changing anything, and its scores.json. Written once here for every benchmark; one
+whose run directories keep files of their own form (the native Table 1 counts, SocialOmni's fixed denominators)
+implements :class:`omnivchat.benchmarks.OwnFormats`."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from typing import Any
 from pydantic import Field
 
 from omnivchat._files import FileModel
-from omnivchat.benchmarks._registry import read_run_manifest
-from omnivchat.judges import ItemResult, Scores
+from omnivchat.benchmarks._protocol import OwnFormats
+from omnivchat.benchmarks._registry import benchmark_of, get_benchmark, read_run_manifest
+from omnivchat.judges import ItemResult, Scores, write_benchmark_scores
 from omnivchat.runs import (
     STORE_FILE,
     CostTotals,
@@ -59,6 +61,32 @@ class BenchmarkExport(ExportFile):
     records: list[TaskRecord] = Field(default_factory=list)
     cost: RunCost | None = None
     """What the run's attempts cost, in all and per task (None in exports made before costs were kept)."""
+
+
+def status(run_dir: Path) -> RunStatus:
+    """What a run directory of any registered benchmark holds (per task: declared, done, failed, not run; its
+    cost, model and writer), read without changing anything."""
+    benchmark = benchmark_of(run_dir)
+    if isinstance(benchmark, OwnFormats):
+        return benchmark.status(run_dir)
+    return task_status(run_dir, manifest_tasks(run_dir))
+
+
+def export(run_dir: Path, *, judging: Path | None = None, allow_incomplete: bool = False) -> ExportFile:
+    """Every declared item's reply and outcome, without keys or endpoints; an incomplete run refused unless
+    ``allow_incomplete`` (``judging``: a separate judging directory, for a benchmark that keeps one)."""
+    benchmark = benchmark_of(run_dir)
+    if isinstance(benchmark, OwnFormats):
+        return benchmark.export(run_dir, judging=judging, allow_incomplete=allow_incomplete)
+    return task_export(run_dir, manifest_tasks(run_dir), allow_incomplete=allow_incomplete)
+
+
+def save_scores(run_dir: Path, scores: Scores) -> Path:
+    """Write ``scores`` as RUN_DIR/scores.json in the form reports read; returns the path."""
+    benchmark = get_benchmark(scores.benchmark)
+    if isinstance(benchmark, OwnFormats):
+        return benchmark.save_scores(run_dir, scores)
+    return write_benchmark_scores(run_dir, scores)
 
 
 def manifest_tasks(run_dir: Path) -> dict[str, list[str]]:

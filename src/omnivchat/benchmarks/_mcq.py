@@ -31,11 +31,12 @@ import hashlib
 import json
 import re
 import string
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal
 
 from omnivchat._files import path_escape
@@ -46,13 +47,11 @@ from omnivchat.benchmarks._choice import (
     parse_lenient,
     parse_strict,
 )
-from omnivchat.benchmarks._generic import BenchmarkExport, manifest_tasks, scores_of, task_export, task_status
+from omnivchat.benchmarks._generic import manifest_tasks, scores_of
 from omnivchat.benchmarks._official import Answered, OfficialRule, official_figure, official_letter, official_rule
 from omnivchat.benchmarks._protocol import (
     Item,
     ItemResult,
-    JudgeOptions,
-    JudgeOutcome,
     RunOptions,
     ScoreOptions,
     Scores,
@@ -60,9 +59,8 @@ from omnivchat.benchmarks._protocol import (
 )
 from omnivchat.benchmarks._registry import read_run_manifest
 from omnivchat.errors import OmnivchatError
-from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
-from omnivchat.runs import STORE_FILE, RunStatus, RunStore, package_record, route_identity
+from omnivchat.runs import STORE_FILE, RunStore, package_record, route_identity
 from omnivchat.scoring.statistics import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 CLIPS = "clips"
@@ -484,6 +482,7 @@ class McqBenchmark:
         self.name = name
         self.title = title
         self.protocols: tuple[str, ...] = (f"{name}-run-v1",)
+        self.sampling: Mapping[str, Any] = MappingProxyType({"temperature": 0.0})  # greedy: the answer is a letter
         self.read = read
         self.breakdowns = tuple(breakdowns)
         self.group = group  # the breakdown key the ablation grid diagnoses per value
@@ -541,21 +540,7 @@ class McqBenchmark:
 
     def items(self, dataset: McqData, options: RunOptions) -> list[Item]:
         rows = dataset.items[: options.limit] if options.limit else dataset.items
-        return [Item(i.id, i.task, i) for i in rows]
-
-    def item_meta(self, item: Item) -> dict[str, Any]:
-        i: McqItem = item.record
-        return {
-            "gold": i.gold,
-            "letters": i.letters,
-            "options": list(i.options),
-            "cluster": i.cluster,
-            "breakdown": {k: list(v) for k, v in i.breakdown.items()},
-            "layout": i.media.layout,
-        }
-
-    def default_sampling(self) -> dict[str, Any]:
-        return {"temperature": 0.0}
+        return [Item(i.id, i.task, i, _meta(i)) for i in rows]
 
     def manifest(self, dataset: McqData, route: Route, options: RunOptions) -> dict[str, Any]:
         layouts: dict[str, int] = {}
@@ -627,16 +612,6 @@ class McqBenchmark:
         text = dataset.card.render(i, note)
         return ChatRequest(item_id=i.id, clip=sent, text=text, sampling=options.sampling, oracle=oracle)
 
-    def parse(self, item: Item, reply: str) -> str | None:
-        i: McqItem = item.record
-        return parse_strict(reply, i.letters, i.options)
-
-    def after_task(self, run_dir: Path, task: str) -> None:
-        return None
-
-    def dataset_of(self, run_dir: Path, data: Path | None) -> None:
-        return None  # scored from the run's own records and manifest
-
     def score(self, dataset: Any, run_dir: Path, options: ScoreOptions) -> Scores:
         """Every declared item: 1 right, 0 wrong or unparsed (counted), None for a failed request or an item never
         run (counted apart; the run is then incomplete). Metrics: see :func:`mcq_metrics`."""
@@ -687,19 +662,17 @@ class McqBenchmark:
             }
         return scores_of(self.name, results, metrics, [r for r in results if r.ran and r.score is None])
 
-    def save_scores(self, run_dir: Path, scores: Scores) -> Path:
-        return write_benchmark_scores(run_dir, scores)
 
-    def judge(self, dataset: Any, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
-        return JudgeOutcome(
-            where=Path(run_dir) / STORE_FILE, notes=[f"{self.name} needs no judges: its answers are option letters"]
-        )
-
-    def status(self, run_dir: Path) -> RunStatus:
-        return task_status(run_dir, manifest_tasks(run_dir))
-
-    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> BenchmarkExport:
-        return task_export(run_dir, manifest_tasks(run_dir), allow_incomplete=allow_incomplete)
+def _meta(i: McqItem) -> dict[str, Any]:
+    """What the store keeps with an item: what its scoring reads (gold, options, cluster, breakdown)."""
+    return {
+        "gold": i.gold,
+        "letters": i.letters,
+        "options": list(i.options),
+        "cluster": i.cluster,
+        "breakdown": {k: list(v) for k, v in i.breakdown.items()},
+        "layout": i.media.layout,
+    }
 
 
 def legend(media: McqMedia, composed: Any) -> str:

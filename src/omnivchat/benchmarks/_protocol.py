@@ -1,18 +1,19 @@
 """The Benchmark protocol: what a benchmark must say for the shared machinery (run loop, store, judge engine,
 ablation grid, reports) to run it, and nothing more.
 
-A benchmark loads and validates its items, builds the request of an item, parses a reply, scores its items and
-aggregates them into its own metrics and table, and declares the chance level of its tasks for the ablation
-grid. Everything else is shared: the manifest check and resume (``runs.run_tasks``), the one writer lock, the
-judge engine (``judges.ask``), the status and export of a run directory.
+A benchmark loads and validates its items, builds the request of an item, scores its items and aggregates them
+into its own metrics and table, and declares the chance level of its tasks for the ablation grid; a judged one
+also hands the judge engine its verdict tasks. Everything else is shared: the manifest check and resume
+(``runs.run_tasks``), the one writer lock, the judge engine (``judges.ask``), the status, export and scores.json
+of a run directory.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -26,11 +27,18 @@ __all__ = [
     "ItemResult",
     "JudgeOptions",
     "JudgeOutcome",
+    "Judged",
+    "OwnFormats",
     "RunOptions",
     "ScoreOptions",
     "Scores",
     "Source",
+    "SpokenReplies",
+    "TaskSummary",
 ]
+
+D = TypeVar("D")
+D_contra = TypeVar("D_contra", contravariant=True)
 
 
 @dataclass(frozen=True)
@@ -50,11 +58,13 @@ class Source:
 
 @dataclass(frozen=True)
 class Item:
-    """One model request of a benchmark: ``key`` is its id in the run store, ``task`` the store kind."""
+    """One model request of a benchmark: ``key`` is its id in the run store, ``task`` the store kind, ``meta``
+    what the store keeps with it besides its outcome."""
 
     key: str
     task: str
     record: Any = None
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -90,6 +100,7 @@ class JudgeOptions:
     """What a judging pass uses: the judges and panel, the benchmark's judging inputs, and where verdicts go."""
 
     config: JudgesConfig = field(default_factory=JudgesConfig)
+    data: Path | None = None  # the run's data, when not the one it recorded (``judge --data``)
     judges_file: Path | None = None
     panel: str | None = None
     members: list[str] | None = None  # the judges to ask, named one by one (instead of a panel's name)
@@ -120,8 +131,10 @@ class JudgeOutcome(BaseModel):
 
 
 @runtime_checkable
-class Benchmark(Protocol):
-    """A benchmark as the shared machinery sees it; one module implements it and registers it by name."""
+class Benchmark(Protocol[D]):
+    """A benchmark as the shared machinery sees it, generic over its data ``D`` (what ``load`` gives); one module
+    implements it and registers it by name. What only some benchmarks do is an optional protocol of its own:
+    :class:`Judged` (verdicts through the judge engine), :class:`TaskSummary` (a file kept up to date per task)."""
 
     name: str
     """The registry name, recorded in the manifest of every run (``omnivchat benchmarks`` lists them)."""
@@ -129,63 +142,76 @@ class Benchmark(Protocol):
     """One line for people: what it measures, and its source."""
     protocols: tuple[str, ...]
     """The manifest protocols of the directories it writes (its runs first): how a directory is recognised."""
+    sampling: Mapping[str, Any]
+    """The sampling its protocol fixes (a user's flags override it and the manifest records the result)."""
 
     def chance(self, task: str) -> float:
         """The score of guessing on ``task``: the prior-floor reference of the ablation grid."""
         ...
 
-    def load(self, source: Source) -> Any:
+    def load(self, source: Source) -> D:
         """The benchmark's data, validated completely before any request (an OmnivchatError lists every
         problem with its file and line)."""
         ...
 
-    def items(self, dataset: Any, options: RunOptions) -> list[Item]:
-        """The model requests of a run, in order (``options.limit`` for a smoke run)."""
+    def items(self, dataset: D, options: RunOptions) -> list[Item]:
+        """The model requests of a run, in order (``options.limit`` for a smoke run), each with the metadata the
+        store keeps beside its outcome (``Item.meta``: its subcategory, language, gold answer...)."""
         ...
 
-    def manifest(self, dataset: Any, route: Route, options: RunOptions) -> Manifest | dict[str, Any]:
+    def manifest(self, dataset: D, route: Route, options: RunOptions) -> Manifest | dict[str, Any]:
         """The identity of a run: what, if changed, makes it another run (with ``benchmark`` set to its name);
         a :class:`omnivchat.runs.Manifest` (or its dict), written as manifest.json."""
         ...
 
-    def request(
-        self, dataset: Any, item: Item, options: RunOptions, work_dir: Path, meta: dict[str, Any]
-    ) -> ChatRequest:
+    def request(self, dataset: D, item: Item, options: RunOptions, work_dir: Path, meta: dict[str, Any]) -> ChatRequest:
         """The request of one item: media read and transformed here (a MediaError fails that item alone);
         ``meta`` is stored with the item (the request may add what it learnt, e.g. the sha256 of a cut clip)."""
         ...
 
-    def item_meta(self, item: Item) -> dict[str, Any]:
-        """What the store keeps with an item besides its outcome (its subcategory, language, gold answer...)."""
+    def score(self, dataset: D | None, run_dir: Path, options: ScoreOptions) -> Scores:
+        """Every item's score and the benchmark's metrics, from the run's store (no request is sent); ``dataset``
+        None: the data the run recorded, where the benchmark needs it."""
         ...
 
-    def default_sampling(self) -> dict[str, Any]:
-        """The sampling a benchmark's protocol fixes (a user's flags override it and the manifest records it)."""
+
+@runtime_checkable
+class Judged(Protocol[D_contra]):
+    """A benchmark whose replies are graded by judges: it hands the judge engine its verdict tasks."""
+
+    def judge(self, dataset: D_contra | None, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
+        """Ask the judges for every missing verdict of the run through the judge engine (stored ones reused);
+        ``dataset`` None: the data the run recorded (``options.data`` when given)."""
         ...
+
+
+@runtime_checkable
+class TaskSummary(Protocol):
+    """A benchmark that keeps a summary file of a run up to date."""
 
     def after_task(self, run_dir: Path, task: str) -> None:
-        """Called after each task of a run, and when a run stops: keep a summary file up to date, or nothing."""
+        """Called after each task of a run, and when a run stops (``task`` ""): a stopped run still says what is
+        missing."""
         ...
 
-    def dataset_of(self, run_dir: Path, data: Path | None) -> Any:
-        """The data a run was made from (``data`` given, or the one the run recorded), checked against its
-        manifest; None for a benchmark that scores from the run's own records."""
-        ...
 
-    def parse(self, item: Item, reply: str) -> Any:
-        """The answer a reply gives, as the metrics read it (None: it does not parse, counted apart)."""
-        ...
+@runtime_checkable
+class SpokenReplies(Protocol):
+    """A benchmark that scores a spoken reply (``eval --reply-audio``) from its ASR transcript, through
+    :class:`omnivchat.benchmarks.SpokenScoring` (byo, hf); every other one is refused a spoken run."""
 
-    def score(self, dataset: Any, run_dir: Path, options: ScoreOptions) -> Scores:
-        """Every item's score and the benchmark's metrics, from the run's store (no request is sent)."""
-        ...
+    scores_spoken_replies: Literal[True]
+
+
+@runtime_checkable
+class OwnFormats(Protocol):
+    """A benchmark whose run directories keep files of their own form (the native Table 1 scores and export,
+    SocialOmni's): read and written by it. Every other benchmark's are the shared ones
+    (:func:`omnivchat.benchmarks.status`, :func:`~omnivchat.benchmarks.export`,
+    :func:`~omnivchat.benchmarks.save_scores`)."""
 
     def save_scores(self, run_dir: Path, scores: Scores) -> Path:
         """Write ``scores`` as RUN_DIR/scores.json in the form reports read; returns the path."""
-        ...
-
-    def judge(self, dataset: Any, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
-        """Ask the judges for every missing verdict of the run through the judge engine (stored ones reused)."""
         ...
 
     def status(self, run_dir: Path) -> RunStatus:
@@ -193,6 +219,5 @@ class Benchmark(Protocol):
         ...
 
     def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> ExportFile:
-        """Per-item replies and scores, without keys or endpoints; an incomplete run refused unless allowed (an
-        :class:`omnivchat.runs.ExportFile`: its schema, status and records)."""
+        """Per-item replies and scores, without keys or endpoints; an incomplete run refused unless allowed."""
         ...

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from omnivchat.benchmarks._protocol import Benchmark, Item, RunOptions, Source
+from omnivchat.benchmarks._protocol import Benchmark, Item, RunOptions, Source, SpokenReplies, TaskSummary
 from omnivchat.benchmarks._registry import registered
 from omnivchat.benchmarks._spoken import SpokenError
 from omnivchat.routes import ChatRequest, Route, Sampling
@@ -30,20 +30,20 @@ def _work(
 ) -> tuple[Manifest | dict[str, Any], list[TaskWork]]:
     """The run's manifest and its requests, task by task (built later, on threads; media work goes in
     ``work_dir``)."""
-    if options.reply_audio is not None and not getattr(benchmark, "scores_spoken_replies", False):
+    if options.reply_audio is not None and not isinstance(benchmark, SpokenReplies):
         # Refused, not run: its scoring would read the text a server sent beside the audio (often none at all).
-        able = ", ".join(n for n, b in registered().items() if getattr(b, "scores_spoken_replies", False))
+        able = ", ".join(n for n, b in registered().items() if isinstance(b, SpokenReplies))
         raise SpokenError(f"benchmark {benchmark.name} scores text replies only; spoken replies are scored by: {able}")
     options.simulated = route.settings.route == "sim"
     # The benchmark's protocol sampling, with what the user set on top (the manifest records the result).
     given = options.sampling.model_dump(exclude_none=True)
-    options.sampling = Sampling(**{**benchmark.default_sampling(), **given})
+    options.sampling = Sampling(**{**benchmark.sampling, **given})
     if options.reply_audio is not None:  # recorded only then: a text-only run keeps the manifest it always had
         options.manifest_extra = {**options.manifest_extra, "reply_audio": options.reply_audio.model_dump()}
     manifest = benchmark.manifest(dataset, route, options)
 
     def pending(item: Item) -> Pending:
-        meta = benchmark.item_meta(item)
+        meta = dict(item.meta)  # the request may add to it (what it learnt): the item's own stays as it was
 
         def build() -> ChatRequest:
             request = benchmark.request(dataset, item, options, work_dir, meta)
@@ -90,6 +90,7 @@ def evaluate(
     ``budget_usd``: the run's total spending limit (see :func:`omnivchat.runs.run_tasks_async`)."""
     run_dir = Path(run_dir)
     manifest, work = _work(benchmark, dataset, route, run_dir, options)
+    summary = benchmark if isinstance(benchmark, TaskSummary) else None
     invocation = {"benchmark": benchmark.name, "bench": str(source.data.resolve()), "limit": options.limit}
     try:
         return run_tasks(
@@ -103,7 +104,7 @@ def evaluate(
             invocation=invocation,
             # Conditions and cut clips run ffmpeg (cached): build requests on a few threads, not one by one.
             build_workers=4,
-            after_task=lambda task: benchmark.after_task(run_dir, task),
+            after_task=None if summary is None else lambda task: summary.after_task(run_dir, task),
             budget_usd=budget_usd,
         )
     except ManifestMismatch as err:
@@ -115,7 +116,7 @@ def evaluate(
             ) from None
         raise
     except BaseException:
-        if (run_dir / "manifest.json").is_file():
+        if summary is not None and (run_dir / "manifest.json").is_file():
             with contextlib.suppress(Exception):  # an interrupted run still says what is missing
-                benchmark.after_task(run_dir, "")
+                summary.after_task(run_dir, "")
         raise

@@ -24,10 +24,11 @@ Scores: accuracy with a seeded percentile-bootstrap 95% interval, overall and pe
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -38,12 +39,10 @@ from omnivchat.benchmarks._choice import (
     parse_lenient,
     parse_strict,
 )
-from omnivchat.benchmarks._generic import BenchmarkExport, manifest_tasks, scores_of, task_export, task_status
+from omnivchat.benchmarks._generic import manifest_tasks, scores_of
 from omnivchat.benchmarks._protocol import (
     Item,
     ItemResult,
-    JudgeOptions,
-    JudgeOutcome,
     RunOptions,
     ScoreOptions,
     Scores,
@@ -52,9 +51,8 @@ from omnivchat.benchmarks._protocol import (
 from omnivchat.benchmarks._registry import register
 from omnivchat.benchmarks._spoken import SPOKEN_METRIC, SpokenScoring
 from omnivchat.errors import OmnivchatError
-from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
-from omnivchat.runs import STORE_FILE, RunStatus, RunStore, package_record, route_identity
+from omnivchat.runs import STORE_FILE, RunStore, package_record, route_identity
 from omnivchat.scoring.spoken import normalize, score_spoken
 from omnivchat.scoring.statistics import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
@@ -314,7 +312,8 @@ class ByoBench:
     name = "byo"
     title = "Bring your own: a JSON list of questions on clips (requires, category), spoken or multiple-choice answers"
     protocols: tuple[str, ...] = (PROTOCOL,)
-    scores_spoken_replies = True
+    sampling: Mapping[str, Any] = MappingProxyType({"temperature": 0.0})
+    scores_spoken_replies: Literal[True] = True
     """Its scores read a spoken reply's ASR transcript (eval --reply-audio; :mod:`omnivchat.benchmarks._spoken`)."""
     takes_media_roots = True
     """Its items' media stay in the data's folder unless ``Source.media_roots`` (--media-root) allows another."""
@@ -329,22 +328,7 @@ class ByoBench:
 
     def items(self, dataset: ByoData, options: RunOptions) -> list[Item]:
         rows = dataset.items[: options.limit] if options.limit else dataset.items
-        return [Item(i.qid, i.task, i) for i in rows]
-
-    def item_meta(self, item: Item) -> dict[str, Any]:
-        i: ByoItem = item.record
-        return {
-            "answer": i.answer,
-            "gold": i.gold,
-            "options": list(i.options) if i.options else None,
-            "letters": i.letters,
-            "category": i.category,
-            "given_category": i.given_category,
-            "requires": list(i.requires),
-        }
-
-    def default_sampling(self) -> dict[str, Any]:
-        return {"temperature": 0.0}
+        return [Item(i.qid, i.task, i, _meta(i)) for i in rows]
 
     def manifest(self, dataset: ByoData, route: Route, options: RunOptions) -> dict[str, Any]:
         return {
@@ -386,18 +370,6 @@ class ByoBench:
         return ChatRequest(
             item_id=i.qid, system_prompt=system, clip=clip, text=text, sampling=options.sampling, oracle=oracle
         )
-
-    def parse(self, item: Item, reply: str) -> str | None:
-        i: ByoItem = item.record
-        if i.gold is None:
-            return reply if reply.strip() else None
-        return parse_strict(reply, i.letters, i.options)
-
-    def after_task(self, run_dir: Path, task: str) -> None:
-        return None
-
-    def dataset_of(self, run_dir: Path, data: Path | None) -> None:
-        return None  # scored from the run's own records and manifest
 
     def score(self, dataset: Any, run_dir: Path, options: ScoreOptions) -> Scores:
         """Every item: 1 right, 0 wrong or unparsed, None for a failed request or an item never run (counted
@@ -464,20 +436,18 @@ class ByoBench:
         failed = [r for r in results if r.ran and r.score is None and not r.detail.get("spoken")]
         return scores_of(self.name, results, metrics, failed, not_transcribed=spoken.missing)
 
-    def save_scores(self, run_dir: Path, scores: Scores) -> Path:
-        return write_benchmark_scores(run_dir, scores)
 
-    def judge(self, dataset: Any, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
-        return JudgeOutcome(
-            where=Path(run_dir) / STORE_FILE,
-            notes=["byo needs no judges: open answers are matched, multiple choice is parsed"],
-        )
-
-    def status(self, run_dir: Path) -> RunStatus:
-        return task_status(run_dir, manifest_tasks(run_dir))
-
-    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> BenchmarkExport:
-        return task_export(run_dir, manifest_tasks(run_dir), allow_incomplete=allow_incomplete)
+def _meta(i: ByoItem) -> dict[str, Any]:
+    """What the store keeps with an item: what its scoring reads (answer or gold, options, category)."""
+    return {
+        "answer": i.answer,
+        "gold": i.gold,
+        "options": list(i.options) if i.options else None,
+        "letters": i.letters,
+        "category": i.category,
+        "given_category": i.given_category,
+        "requires": list(i.requires),
+    }
 
 
 def _score_reply(key: str, task: str, reply: str, meta: dict[str, Any]) -> tuple[ItemResult, float | None]:

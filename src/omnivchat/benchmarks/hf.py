@@ -29,12 +29,11 @@ from typing import Any
 
 from omnivchat.benchmarks import _tables
 from omnivchat.benchmarks._choice import LETTERS
-from omnivchat.benchmarks._protocol import JudgeOptions, JudgeOutcome, RunOptions, Source
+from omnivchat.benchmarks._protocol import RunOptions, Source
 from omnivchat.benchmarks._registry import register
 from omnivchat.benchmarks.byo import STREAMS, ByoBench, ByoData, items_from_rows, select_items
 from omnivchat.errors import OmnivchatError
 from omnivchat.routes import Route
-from omnivchat.runs import STORE_FILE
 
 PROTOCOL = "hf-run-v1"
 FIELDS = ("qid", "question", "answer", "options", "category", "requires", "video", "audio")
@@ -337,12 +336,6 @@ class HfBench(ByoBench):
             revision=dataset.revision,
         )
         return record
-
-    def judge(self, dataset: Any, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
-        return JudgeOutcome(
-            where=Path(run_dir) / STORE_FILE,
-            notes=["hf needs no judges: open answers are matched, multiple choice is parsed"],
-        )
 
 
 HF = register(HfBench())

@@ -9,8 +9,10 @@ apart), How quality (QGold, QEns, Cov+, QEns_joint) from a panel of exactly thre
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from omnivchat.benchmarks._generic import scores_of
@@ -27,8 +29,8 @@ from omnivchat.benchmarks._protocol import (
 from omnivchat.benchmarks._registry import register
 from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
-from omnivchat.runs import RunStatus, SocialOmniManifest, run_status
-from omnivchat.socialomni import PromptCards, load_cards, parse_how, parse_when, parse_who
+from omnivchat.runs import RunStatus, SocialOmniManifest
+from omnivchat.socialomni import PromptCards, load_cards, run_status
 from omnivchat.socialomni._data import SocialOmniError
 from omnivchat.socialomni._files import SocialOmniExport
 from omnivchat.socialomni._panel import load_judge_template
@@ -50,7 +52,6 @@ from omnivchat.socialomni._run import (
 )
 
 CHANCE = {"who": 0.25, "when": 0.5, "how": 0.0}
-PARSERS = {"who": parse_who, "when": parse_when, "how": parse_how}
 JUDGING = "judging"  # the default judging directory, inside the run
 
 
@@ -71,6 +72,7 @@ class SocialOmniBench:
     name = "socialomni"
     title = "SocialOmni: Who (who speaks, 4-way), When (interrupt now?, YES/NO), How (what to say, judged 0-100)"
     protocols: tuple[str, ...] = (PROTOCOL, PROTOCOL + "-judging")
+    sampling: Mapping[str, Any] = MappingProxyType({**GENERATION, "max_tokens": 8192})
     chance_levels = ", ".join(f"{task} {level:g}" for task, level in CHANCE.items()) + " (How is judged)"
 
     def chance(self, task: str) -> float:
@@ -88,13 +90,7 @@ class SocialOmniBench:
         return SocialOmniData(source.data, chosen, source.limit, load_cards(source.prompts), items)
 
     def items(self, dataset: SocialOmniData, options: RunOptions) -> list[Item]:
-        return [Item(f"{t}-{i.id}", t, i) for t in dataset.tasks for i in dataset.items[t]]
-
-    def item_meta(self, item: Item) -> dict[str, Any]:
-        return item_meta(item.task, item.record)
-
-    def default_sampling(self) -> dict[str, Any]:
-        return {**GENERATION, "max_tokens": 8192}
+        return [Item(f"{t}-{i.id}", t, i, item_meta(t, i)) for t in dataset.tasks for i in dataset.items[t]]
 
     def manifest(self, dataset: SocialOmniData, route: Route, options: RunOptions) -> SocialOmniManifest:
         sampling = options.sampling.model_dump(exclude_none=True)
@@ -128,14 +124,8 @@ class SocialOmniBench:
             request = request.model_copy(update={"oracle": oracle})
         return request
 
-    def parse(self, item: Item, reply: str) -> Any:
-        return PARSERS[item.task](reply)
-
     def after_task(self, run_dir: Path, task: str) -> None:
         write_summary(run_dir)  # a stopped run still says what is missing
-
-    def dataset_of(self, run_dir: Path, data: Path | None) -> None:
-        return None  # scored from the run's own records and manifest
 
     def score(self, dataset: Any, run_dir: Path, options: ScoreOptions) -> Scores:
         """Who and When: 1 for a right answer, 0 for a wrong or unparseable one, None for a failed request or an

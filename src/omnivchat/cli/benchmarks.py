@@ -32,12 +32,13 @@ def chance_levels(benchmark: Any) -> str:
 
 def benchmarks_command() -> None:
     """List the registered benchmarks: their names (for `eval --benchmark NAME`), what they measure, their
-    tasks' chance levels (the ablation grid's prior-floor reference) and the run directories they recognise."""
-    from omnivchat.benchmarks import registered
+    tasks' chance levels (the ablation grid's prior-floor reference), the run directories they recognise and the
+    package each comes from (omnivchat, or a plugin's, through the ``omnivchat.benchmarks`` entry points)."""
+    from omnivchat.benchmarks import package_of, registered
 
     table = Table(title="Registered benchmarks", title_justify="left")
-    for column in ("name", "what it measures", "chance", "run protocols"):
+    for column in ("name", "what it measures", "chance", "run protocols", "package"):
         table.add_column(column)
     for name, benchmark in registered().items():
-        table.add_row(name, benchmark.title, chance_levels(benchmark), ", ".join(benchmark.protocols))
+        table.add_row(name, benchmark.title, chance_levels(benchmark), ", ".join(benchmark.protocols), package_of(name))
     console.print(table)

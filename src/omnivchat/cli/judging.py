@@ -78,7 +78,7 @@ def judge_command(
     caps the run directory's total spending (the model's requests count too; a judge needs a price in the judges
     file): verdicts past it are not asked (exit status 3), and a rerun with a larger budget resumes.
     """
-    from omnivchat.benchmarks import JudgeOptions, benchmark_of
+    from omnivchat.benchmarks import Judged, JudgeOptions, benchmark_of
     from omnivchat.cli.runs import BUDGET_EXIT, print_dry_run
     from omnivchat.judges import RULE_JUDGE, load_judges
 
@@ -97,6 +97,7 @@ def judge_command(
     note_placeholder_judges(config, [only_judge] if only_judge else None)
     options = JudgeOptions(
         config=config,
+        data=bench,
         judges_file=judges,
         panel=panel,
         only_judge=only_judge,
@@ -112,7 +113,11 @@ def judge_command(
         dry_run=dry_run,
         no_key=no_key,
     )
-    outcome = benchmark.judge(benchmark.dataset_of(run_dir, bench), run_dir, options)
+    if not isinstance(benchmark, Judged):  # its replies are scored as they are: there is nothing to ask
+        said = f"{benchmark.name} needs no judges: `omnivchat score {run_dir}` scores its replies"
+        console.print(said, highlight=False, markup=False)
+        return
+    outcome = benchmark.judge(None, run_dir, options)
     if outcome.dry_run is not None:
         print_dry_run(outcome.dry_run)
         return
@@ -167,7 +172,8 @@ def score_run(
 
     Items are counted against the bench: a run with items that have no reply is incomplete, which ends the
     command with status 1 unless ``allow_incomplete`` (scores.json is written either way, marked incomplete)."""
-    from omnivchat.judges import RULE_JUDGE, collect_scores, load_judges, prompt_labels, run_bench, write_scores
+    from omnivchat.benchmarks.native import collect_scores, prompt_labels, run_bench, write_scores
+    from omnivchat.judges import RULE_JUDGE, load_judges
     from omnivchat.scoring import table1_row
 
     if aggregate not in ("mean", "majority"):
@@ -236,7 +242,7 @@ def agree_command(
     """Table 2 of the paper for any judges on the same replies: per-judge scores, pairwise agreement and kappa,
     Krippendorff's alpha, bootstrap SD, repeat-run variation, variance shares and profile correlations."""
     from omnivchat._files import check_output_file, write_text_atomic
-    from omnivchat.judges import collect_judgments, run_bench
+    from omnivchat.benchmarks.native import collect_judgments, run_bench
     from omnivchat.judges._agreement import agreement_report, render_agreement
 
     if output is not None:  # the default, RUN_DIR/agreement.json, is this command's own file: it is replaced
@@ -391,7 +397,7 @@ def score_benchmark_run(
     asr_wer: float | None = None,
 ) -> tuple[str, dict]:
     """Score a run of any benchmark through its protocol: print its metrics, write RUN_DIR/scores.json."""
-    from omnivchat.benchmarks import SPOKEN_METRIC, ScoreOptions
+    from omnivchat.benchmarks import SPOKEN_METRIC, ScoreOptions, save_scores
 
     options = ScoreOptions(judging=judging, asr=asr, asr_wer=asr_wer)
     scores = benchmark.score(None, run_dir, options)  # type: ignore[attr-defined]
@@ -404,7 +410,7 @@ def score_benchmark_run(
     unscored = [i for i in scores.items if i.score is None]
     console.print(f"{len(scores.items)} items: {len(scores.items) - len(unscored)} scored, {len(unscored)} unscored")
     try:
-        console.print(f"wrote {benchmark.save_scores(run_dir, scores)}")  # type: ignore[attr-defined]
+        console.print(f"wrote {save_scores(run_dir, scores)}")
     except OSError as err:  # read-only storage: the figures above are the result
         err_console.print(f"[yellow]warning:[/] {run_dir / 'scores.json'} not written ({err.strerror})")
     if scores.incomplete is not None:

@@ -240,10 +240,10 @@ def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]
     Reads any run directory (an omnivchat run, a SocialOmni run or its judging directory) without changing it:
     while it is being written (the writer's pid is shown), and on read-only storage.
     """
-    from omnivchat.benchmarks import benchmark_of
+    from omnivchat.benchmarks import status as run_status
     from omnivchat.runs import SOCIALOMNI_PROTOCOL, RunStatus
 
-    status = benchmark_of(run_dir).status(run_dir)
+    status = run_status(run_dir)
     if isinstance(status, dict):  # a benchmark written before statuses were typed
         status = RunStatus.model_validate(status)
     label = " [yellow](simulated)[/]" if status.simulated else ""
@@ -359,11 +359,11 @@ def export_command(
     """Write per-item replies and metadata of a run of any benchmark as JSON, without credentials or endpoint
     addresses; an incomplete run is refused unless --allow-incomplete."""
     from omnivchat._files import check_output_file, write_model
-    from omnivchat.benchmarks import benchmark_of
+    from omnivchat.benchmarks import export
     from omnivchat.runs import ExportFile
 
     check_output_file(output, force=force)
-    data = benchmark_of(run_dir).export(run_dir, judging=judging, allow_incomplete=allow_incomplete)
+    data = export(run_dir, judging=judging, allow_incomplete=allow_incomplete)
     if isinstance(data, dict):  # a benchmark written before exports were typed
         data = ExportFile.model_validate(data)
     write_model(output, data)

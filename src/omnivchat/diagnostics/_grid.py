@@ -14,12 +14,14 @@ from omnivchat.bench import CATEGORIES
 from omnivchat.benchmarks import (
     Benchmark,
     ItemResult,
+    Judged,
     JudgeOptions,
     RunOptions,
     ScoreOptions,
     Source,
     evaluate,
     get_benchmark,
+    save_scores,
 )
 from omnivchat.diagnostics._files import (
     ABLATION_FILE,
@@ -239,13 +241,13 @@ def run_grid(
         )
         with run_lock(run_dir, "ablate"):  # one writer from the run through its judging to its scores.json
             summaries[condition] = evaluate(benchmark, dataset, source, route, run_dir, options, progress=progress)
-            if members:
+            if members and isinstance(benchmark, Judged):
                 judging = JudgeOptions(config=config or JudgesConfig(), members=members, progress=progress)
                 benchmark.judge(dataset, run_dir, judging)
             scored = benchmark.score(
                 dataset, run_dir, ScoreOptions(config=config or JudgesConfig(), panel=panel, aggregate=aggregate)
             )
-            benchmark.save_scores(run_dir, scored)
+            save_scores(run_dir, scored)
         scores[condition] = [i for i in scored.items if i.task in chances]
     data = _data_info(benchmark, dataset, len(scores["both"]))
     ids, aligned = _aligned(scores)

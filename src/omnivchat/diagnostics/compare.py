@@ -225,7 +225,7 @@ def _side(run_dir: Path, manifest: dict[str, Any], sha256: str, scores: Scores) 
 def score_run(run_dir: Path, options: ScoreOptions) -> tuple[str, Scores]:
     """(benchmark name, every item's score) of a run, through its benchmark's ``score`` (no request sent)."""
     benchmark = benchmark_of(run_dir)
-    return benchmark.name, benchmark.score(benchmark.dataset_of(run_dir, None), run_dir, options)
+    return benchmark.name, benchmark.score(None, run_dir, options)
 
 
 def compare_runs(

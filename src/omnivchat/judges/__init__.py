@@ -1,11 +1,14 @@
-"""Judges: rubric and style grading with LLM judges and panels, the offline rule judge, verdict parsing."""
+"""Judges: rubric and style grading with LLM judges and panels, the offline rule judge, verdict parsing; the
+scores a benchmark computes and the scores.json files. The native benchmark's judging pass and Table 1 scores are
+its own (:mod:`omnivchat.benchmarks.native`)."""
 
 from omnivchat.judges._calibration import CalibrationError, Director, calibrate, calibrate_async, wilson
-from omnivchat.judges._config import RULE_JUDGE, JudgesConfig, JudgesFileError, JudgeSpec, load_judges
+from omnivchat.judges._config import RULE_JUDGE, Aggregate, JudgesConfig, JudgesFileError, JudgeSpec, load_judges
 from omnivchat.judges._engine import (
     Job,
     VerdictTask,
     ask,
+    check_judges_priced,
     estimate_jobs,
     hits_schema,
     judge_key,
@@ -25,28 +28,11 @@ from omnivchat.judges._files import (
     Scores,
     read_scores,
     scores_from_json,
+    write_benchmark_scores,
 )
 from omnivchat.judges._perturb import Perturbation, Target, change_numbers, director_targets, perturb, verify_proposal
 from omnivchat.judges._requests import STYLE_REQUIREMENTS, JudgePrompts, aliases_for, rubric_request, style_request
 from omnivchat.judges._rule import check_holds, rule_style_verdict, rule_verdict, written_form
-from omnivchat.judges._run import (
-    ItemScore,
-    JudgeReport,
-    collect_judgments,
-    collect_scores,
-    estimate_judging,
-    judge_run,
-    judge_run_async,
-    panel_hits_majority,
-    run_bench,
-)
-from omnivchat.judges._scores import (
-    item_records,
-    prompt_labels,
-    write_benchmark_scores,
-    write_scores,
-    write_scores_file,
-)
 from omnivchat.judges._verdict import parse_verdict
 
 __all__ = [
@@ -55,16 +41,15 @@ __all__ = [
     "SCORES_FILE",
     "SCORES_SCHEMA",
     "STYLE_REQUIREMENTS",
+    "Aggregate",
     "AgreementReport",
     "BenchName",
     "BenchmarkScores",
     "CalibrationError",
     "Director",
     "ItemResult",
-    "ItemScore",
     "Job",
     "JudgePrompts",
-    "JudgeReport",
     "JudgeSpec",
     "JudgesConfig",
     "JudgesFileError",
@@ -82,37 +67,27 @@ __all__ = [
     "calibrate_async",
     "change_numbers",
     "check_holds",
-    "collect_judgments",
-    "collect_scores",
+    "check_judges_priced",
     "director_targets",
     "estimate_jobs",
-    "estimate_judging",
     "hits_schema",
-    "item_records",
     "judge_key",
     "judge_route",
-    "judge_run",
-    "judge_run_async",
     "load_judges",
-    "panel_hits_majority",
     "parse_verdict",
     "perturb",
-    "prompt_labels",
     "read_scores",
     "render_agreement",
     "response_format",
     "rubric_request",
     "rule_style_verdict",
     "rule_verdict",
-    "run_bench",
     "scores_from_json",
     "stored_verdict",
     "style_request",
     "verify_proposal",
     "wilson",
     "write_benchmark_scores",
-    "write_scores",
-    "write_scores_file",
     "written_form",
 ]
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from omnivchat._files import FileModel, InputError, read_model, validate_file
+from omnivchat._files import FileModel, InputError, read_model, validate_file, write_model
+from omnivchat.runs import Manifest, read_manifest
 from omnivchat.scoring import Table1Row
 
 SCORES_FILE = "scores.json"
@@ -143,3 +144,21 @@ def read_scores(path: Path, *, error: type[Exception] = InputError) -> NativeSco
         path = path / SCORES_FILE
     generic = read_model(path, FileModel, "scores file", error=error)
     return scores_from_json(generic.dump(), path, error=error)
+
+
+def write_benchmark_scores(run_dir: Path, scores: Scores) -> Path:
+    """RUN_DIR/scores.json of a run of any benchmark but the native one: its metrics, every item's score with
+    its reason, and whether it is complete (``scores`` is a :class:`omnivchat.benchmarks.Scores`)."""
+    manifest = read_manifest(run_dir, Manifest)
+    route = manifest.value("route")
+    route = route if isinstance(route, dict) else {}
+    data = BenchmarkScores.model_validate(
+        {
+            "benchmark": scores.benchmark,
+            "model": manifest.value("model") or route.get("model"),
+            "simulated": route.get("route") == "sim" or bool(manifest.value("simulated")),
+            "condition": manifest.value("condition") or "both",
+            **scores.model_dump(mode="json"),
+        }
+    )
+    return write_model(Path(run_dir) / SCORES_FILE, data)

@@ -1,12 +1,20 @@
 """Runs: the manifest, the SQLite run store, the writer lock of a run directory, the resumable async runner, and
-the typed files of a run directory (manifests, status, export)."""
+the typed files of a run directory (manifests, status, export). The status and export of a benchmark's run
+directory are the benchmark's (``omnivchat.benchmarks.status``, ``export``), built on what this package reads."""
 
 from omnivchat.routes import RetryPolicy  # the runner's parameter, re-exported: callers name it from runs
 from omnivchat.runs._budget import Budget, BudgetError, check_priced
 from omnivchat.runs._cost import CostTotals, RunCost, item_costs, money, tally
 from omnivchat.runs._errors import RunError
 from omnivchat.runs._estimate import DryRun, estimate_tasks
-from omnivchat.runs._export import export_run, load_manifest, run_cost, run_status, where_served
+from omnivchat.runs._export import (
+    attempt_counts,
+    load_manifest,
+    run_cost,
+    served_status,
+    store_counts,
+    where_served,
+)
 from omnivchat.runs._files import (
     EXPORT_SCHEMA,
     KNOWN_PROTOCOLS,
@@ -106,12 +114,12 @@ __all__ = [
     "SocialOmniManifest",
     "StoredResult",
     "TaskWork",
+    "attempt_counts",
     "build_manifest",
     "build_request",
     "check_priced",
     "differences",
     "estimate_tasks",
-    "export_run",
     "item_costs",
     "load_manifest",
     "lock_holder",
@@ -125,10 +133,11 @@ __all__ = [
     "run_eval",
     "run_eval_async",
     "run_lock",
-    "run_status",
     "run_tasks",
     "run_tasks_async",
     "served_changes",
+    "served_status",
+    "store_counts",
     "tally",
     "where_served",
     "write_or_check_manifest",

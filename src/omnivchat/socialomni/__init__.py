@@ -12,6 +12,7 @@ from omnivchat.socialomni._data import SocialOmniError, WhenItem, WhoItem, how_i
 from omnivchat.socialomni._metrics import classification_metrics, how_metrics
 from omnivchat.socialomni._panel import PANELS, check_panel, parse_judge_score
 from omnivchat.socialomni._parse import parse_how, parse_when, parse_when_lenient, parse_who, parse_who_lenient
+from omnivchat.socialomni._status import run_status
 from omnivchat.socialomni._time import WHO_CUTOFF_RULE, seconds, who_cutoff
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "parse_when_lenient",
     "parse_who",
     "parse_who_lenient",
+    "run_status",
     "seconds",
     "when_text",
     "who_cutoff",

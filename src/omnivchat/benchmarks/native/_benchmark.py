@@ -1,14 +1,10 @@
-"""omnivchat: the OmniVChat-Bench format (paper, Section 3).
-
-Dataset: a bench directory (``bench.yaml``, ``instances.jsonl``, ``media/``); the user's question is spoken inside
-each clip, and every instance carries a reference reply and a tiered gated rubric. Scores: the gated rubric score
-of Eq. 1 from a judge panel, aggregated into the columns of Table 1 (Eq. 2). Chance level: 0 (no rubric tier is
-met by guessing). Languages: as the bench has them (English and Chinese in the paper).
-"""
+"""The native benchmark behind the Benchmark protocol (the package docstring says what it is)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from omnivchat.bench import SUBCATEGORIES, Bench, load_bench
@@ -23,29 +19,22 @@ from omnivchat.benchmarks._protocol import (
     Source,
 )
 from omnivchat.benchmarks._registry import register
-from omnivchat.judges import (
-    JudgePrompts,
-    collect_scores,
-    estimate_judging,
-    item_records,
-    judge_run,
-    run_bench,
-    write_scores_file,
-)
+from omnivchat.benchmarks.native._judging import collect_scores, estimate_judging, judge_run, run_bench
+from omnivchat.benchmarks.native._scores import item_records, write_scores_file
+from omnivchat.benchmarks.native._status import export, status
+from omnivchat.judges import JudgePrompts
 from omnivchat.prompts import load_prompt
 from omnivchat.routes import ChatRequest, Route
 from omnivchat.runs import (
     CANDIDATE,
+    NATIVE_BENCHMARK,
     PROTOCOL,
     NativeExport,
     RunManifest,
     RunStatus,
     build_manifest,
     build_request,
-    export_run,
-    run_status,
 )
-from omnivchat.runs._manifest import NATIVE_BENCHMARK
 from omnivchat.scoring import table1_row
 
 
@@ -55,6 +44,7 @@ class OmniVChatBench:
     name = NATIVE_BENCHMARK
     title = "OmniVChat-Bench format: questions spoken in clips, tiered gated rubrics (Eq. 1-2), Table 1"
     protocols: tuple[str, ...] = (PROTOCOL,)
+    sampling: Mapping[str, Any] = MappingProxyType({})  # the user's, as given
 
     def chance(self, task: str) -> float:
         return 0.0  # a guess meets no rubric tier
@@ -64,14 +54,10 @@ class OmniVChatBench:
 
     def items(self, dataset: Bench, options: RunOptions) -> list[Item]:
         instances = dataset.instances[: options.limit] if options.limit else dataset.instances
-        return [Item(i.id, CANDIDATE, i) for i in instances]
-
-    def item_meta(self, item: Item) -> dict[str, Any]:
-        i = item.record
-        return {"subcategory": i.subcategory, "language": i.language, "source": i.source}
-
-    def default_sampling(self) -> dict[str, Any]:
-        return {}
+        return [
+            Item(i.id, CANDIDATE, i, {"subcategory": i.subcategory, "language": i.language, "source": i.source})
+            for i in instances
+        ]
 
     def manifest(self, dataset: Bench, route: Route, options: RunOptions) -> RunManifest:
         prompt, label = load_prompt(options.system_prompt)
@@ -98,16 +84,8 @@ class OmniVChatBench:
             clip_transform=options.transform,
         )
 
-    def parse(self, item: Item, reply: str) -> str:
-        return reply  # the reply itself is graded, against the instance's rubric
-
-    def after_task(self, run_dir: Path, task: str) -> None:
-        return None
-
-    def dataset_of(self, run_dir: Path, data: Path | None) -> Bench:
-        return run_bench(run_dir, data)
-
-    def score(self, dataset: Bench, run_dir: Path, options: ScoreOptions) -> Scores:
+    def score(self, dataset: Bench | None, run_dir: Path, options: ScoreOptions) -> Scores:
+        dataset = dataset if dataset is not None else run_bench(run_dir, None)
         items = collect_scores(
             run_dir,
             dataset,
@@ -153,7 +131,8 @@ class OmniVChatBench:
             items=[i.detail for i in scores.items],
         )
 
-    def judge(self, dataset: Bench, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
+    def judge(self, dataset: Bench | None, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
+        dataset = dataset if dataset is not None else run_bench(run_dir, options.data)
         if options.only_judge:
             names = [options.only_judge]
         else:
@@ -192,10 +171,10 @@ class OmniVChatBench:
         return JudgeOutcome(where=run_dir / "store.sqlite", summaries=report.summaries, notes=notes, complete=complete)
 
     def status(self, run_dir: Path) -> RunStatus:
-        return run_status(run_dir)
+        return status(run_dir)
 
     def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> NativeExport:
-        return export_run(run_dir, allow_incomplete=allow_incomplete)
+        return export(run_dir, allow_incomplete=allow_incomplete)
 
 
 OMNIVCHAT = register(OmniVChatBench())

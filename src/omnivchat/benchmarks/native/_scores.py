@@ -1,4 +1,5 @@
-"""RUN_DIR/scores.json: a run's Table 1 row and every item's score with its reason (what reports read)."""
+"""RUN_DIR/scores.json of a native run: its Table 1 row and every item's score with its reason (what reports
+read)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,9 @@ from typing import Any
 
 from omnivchat._files import write_model
 from omnivchat.bench import Bench
-from omnivchat.judges._files import (
-    SCORES_FILE,
-    BenchmarkScores,
-    BenchName,
-    NativeScores,
-    ScoreRecord,
-    Scores,
-)
-from omnivchat.judges._run import ItemScore, style_prompt_label
-from omnivchat.runs import Manifest, load_manifest, read_manifest
+from omnivchat.benchmarks.native._judging import ItemScore, style_prompt_label
+from omnivchat.judges import SCORES_FILE, BenchName, NativeScores, ScoreRecord
+from omnivchat.runs import load_manifest
 from omnivchat.scoring import Table1Row, is_empty_reply
 
 
@@ -107,21 +101,3 @@ def write_scores(
         incomplete=row.incompleteness(),
         items=item_records(items),
     )
-
-
-def write_benchmark_scores(run_dir: Path, scores: Scores) -> Path:
-    """RUN_DIR/scores.json of a run of any benchmark but the native one: its metrics, every item's score with
-    its reason, and whether it is complete (``scores`` is a :class:`omnivchat.benchmarks.Scores`)."""
-    manifest = read_manifest(run_dir, Manifest)
-    route = manifest.value("route")
-    route = route if isinstance(route, dict) else {}
-    data = BenchmarkScores.model_validate(
-        {
-            "benchmark": scores.benchmark,
-            "model": manifest.value("model") or route.get("model"),
-            "simulated": route.get("route") == "sim" or bool(manifest.value("simulated")),
-            "condition": manifest.value("condition") or "both",
-            **scores.model_dump(mode="json"),
-        }
-    )
-    return write_model(Path(run_dir) / SCORES_FILE, data)

@@ -19,19 +19,26 @@ from omnivchat.bench import (
     load_bench,
     rejected_over_time,
 )
-from omnivchat.judges._config import RULE_JUDGE, Aggregate, JudgesConfig, JudgeSpec
-from omnivchat.judges._engine import (
+from omnivchat.judges import (
+    RULE_JUDGE,
+    STYLE_REQUIREMENTS,
+    Aggregate,
     Job,
+    JudgePrompts,
+    JudgesConfig,
+    JudgeSpec,
     VerdictTask,
+    aliases_for,
     ask,
     check_judges_priced,
     estimate_jobs,
     hits_schema,
+    parse_verdict,
+    rubric_request,
+    rule_verdict,
     stored_verdict,
+    style_request,
 )
-from omnivchat.judges._requests import STYLE_REQUIREMENTS, JudgePrompts, aliases_for, rubric_request, style_request
-from omnivchat.judges._rule import rule_verdict
-from omnivchat.judges._verdict import parse_verdict
 from omnivchat.routes import (
     ChatRequest,
 )

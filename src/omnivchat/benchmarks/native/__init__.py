@@ -1,0 +1,43 @@
+"""omnivchat: the OmniVChat-Bench format (paper, Section 3): the benchmark, its judging pass (rubric and style
+verdicts through the judge engine), its Table 1 scores.json, and the status and export of its run directories.
+
+Dataset: a bench directory (``bench.yaml``, ``instances.jsonl``, ``media/``); the user's question is spoken inside
+each clip, and every instance carries a reference reply and a tiered gated rubric. Scores: the gated rubric score
+of Eq. 1 from a judge panel, aggregated into the columns of Table 1 (Eq. 2). Chance level: 0 (no rubric tier is
+met by guessing). Languages: as the bench has them (English and Chinese in the paper).
+"""
+
+from omnivchat.benchmarks.native._benchmark import OMNIVCHAT, OmniVChatBench
+from omnivchat.benchmarks.native._judging import (
+    ItemScore,
+    JudgeReport,
+    collect_judgments,
+    collect_scores,
+    estimate_judging,
+    judge_run,
+    judge_run_async,
+    panel_hits_majority,
+    run_bench,
+)
+from omnivchat.benchmarks.native._scores import item_records, prompt_labels, write_scores, write_scores_file
+from omnivchat.benchmarks.native._status import export, status
+
+__all__ = [
+    "OMNIVCHAT",
+    "ItemScore",
+    "JudgeReport",
+    "OmniVChatBench",
+    "collect_judgments",
+    "collect_scores",
+    "estimate_judging",
+    "export",
+    "item_records",
+    "judge_run",
+    "judge_run_async",
+    "panel_hits_majority",
+    "prompt_labels",
+    "run_bench",
+    "status",
+    "write_scores",
+    "write_scores_file",
+]
