@@ -22,7 +22,7 @@ from omnivchat.diagnostics._files import (
     read_ablation,
     read_route_check,
 )
-from omnivchat.diagnostics._route_check import checks_on_record, passing_check_on_record, record_check
+from omnivchat.diagnostics.route_check import checks_on_record, passing_check_on_record, record_check
 from omnivchat.routes import get_route
 
 SCORES = {

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from omnivchat.bench import Bench, load_bench, save_bench
 from omnivchat.cli import app
-from omnivchat.diagnostics._grid import SelfCheckFailed, run_grid, self_check
-from omnivchat.diagnostics._route_check import evaluate, judge_answer, run_route_check
+from omnivchat.diagnostics.grid import SelfCheckFailed, run_grid, self_check
+from omnivchat.diagnostics.route_check import evaluate, judge_answer, run_route_check
 from omnivchat.routes import get_route
 from omnivchat.testing import Behaviour, LoopbackServer
 

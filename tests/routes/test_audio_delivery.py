@@ -136,7 +136,7 @@ def _server_that_hears(audible_b64: str, *, reads_kwarg: bool) -> Callable[[dict
     ],
 )
 def test_the_route_check_proves_which_delivery_a_server_hears(tmp_path, monkeypatch, server_kind, delivery, passes):
-    from omnivchat.diagnostics._route_check import check_clips
+    from omnivchat.diagnostics.route_check import check_clips
 
     monkeypatch.setenv("OMNIVCHAT_HOME", str(tmp_path))
     audible, _ = check_clips()

@@ -30,23 +30,25 @@ from omnivchat.benchmarks._registry import register
 from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
 from omnivchat.runs import RunStatus, SocialOmniManifest
-from omnivchat.socialomni import PromptCards, load_cards, run_status
-from omnivchat.socialomni._data import SocialOmniError
-from omnivchat.socialomni._files import SocialOmniExport
-from omnivchat.socialomni._panel import load_judge_template
-from omnivchat.socialomni._run import (
+from omnivchat.socialomni import (
     GENERATION,
     PROTOCOL,
     TASK_ORDER,
+    PromptCards,
+    SocialOmniError,
+    SocialOmniExport,
     candidate_records,
     export,
     item_meta,
     item_request,
     judge_run,
     judge_scores_for,
+    load_cards,
+    load_judge_template,
     load_tasks,
     read_manifest,
     run_manifest,
+    run_status,
     summarize,
     write_summary,
 )

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 def warn_unchecked(route: Route) -> None:
     """Warn when a real route has never passed the audio-track check."""
-    from omnivchat.diagnostics._route_check import passing_check_on_record
+    from omnivchat.diagnostics.route_check import passing_check_on_record
 
     if route.settings.route != "sim" and not passing_check_on_record(route):
         err_console.print(
@@ -155,7 +155,7 @@ def ablate_command(
     fusion gain is reported: when the lower 95% bound of 'neither' exceeds chance + --floor-margin, no gain is given.
     """
     from omnivchat.benchmarks import Source, get_benchmark
-    from omnivchat.diagnostics._grid import check_judges, grid_tasks, run_grid, self_check, write_ablation
+    from omnivchat.diagnostics.grid import check_judges, grid_tasks, run_grid, self_check, write_ablation
     from omnivchat.judges import RULE_JUDGE, load_judges
 
     if neither not in ("blank", "none") or video_only not in ("mute", "strip") or aggregate not in ("mean", "majority"):
@@ -247,7 +247,7 @@ def check_route_command(
     Inventing speech for the silent clip is reported as a failure. The result (hashes, HTTP status, answers)
     is written to --output and kept on record, so that `eval` and `ablate` can warn about unchecked routes.
     """
-    from omnivchat.diagnostics._route_check import record_check, run_route_check
+    from omnivchat.diagnostics.route_check import record_check, run_route_check
 
     if output is not None:
         check_output_file(output, force=force)
@@ -292,7 +292,7 @@ def demo_command(
     Simulated models check the harness; they say nothing about a real model. Run it again to resume.
     """
     from omnivchat.bench import BenchError, load_bench
-    from omnivchat.diagnostics._grid import SelfCheckFailed, run_grid, self_check, write_ablation
+    from omnivchat.diagnostics.grid import SelfCheckFailed, run_grid, self_check, write_ablation
     from omnivchat.judges import NativeScores, read_scores
     from omnivchat.report import build_report
     from omnivchat.routes import get_route

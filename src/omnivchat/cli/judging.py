@@ -243,7 +243,7 @@ def agree_command(
     Krippendorff's alpha, bootstrap SD, repeat-run variation, variance shares and profile correlations."""
     from omnivchat._files import check_output_file, write_text_atomic
     from omnivchat.benchmarks.native import collect_judgments, run_bench
-    from omnivchat.judges._agreement import agreement_report, render_agreement
+    from omnivchat.judges import agreement_report, render_agreement
 
     if output is not None:  # the default, RUN_DIR/agreement.json, is this command's own file: it is replaced
         check_output_file(output, inputs=[bench], force=force)

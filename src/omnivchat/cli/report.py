@@ -33,7 +33,7 @@ def report_command(
     Score a run directory first: `omnivchat score RUN_DIR`.
     """
     from omnivchat._files import check_output_file
-    from omnivchat.report._build import build_report
+    from omnivchat.report import build_report
 
     read = [
         p / name for p in run_dirs for name in ("scores.json", "ablation.json", "agreement.json", "comparison.json")

@@ -21,8 +21,7 @@ from omnivchat.cli._options import (
 )
 
 if TYPE_CHECKING:
-    from omnivchat.socialomni._files import SocialOmniSummary
-    from omnivchat.socialomni._metrics import HowMetrics
+    from omnivchat.socialomni import HowMetrics, SocialOmniSummary
 
 _JudgePromptOption = Annotated[
     Path | None,
@@ -108,7 +107,7 @@ def evaluate_command(
     8192 tokens) and are recorded in the manifest."""
     from omnivchat.benchmarks import RunOptions, Source
     from omnivchat.cli.runs import run_benchmark
-    from omnivchat.socialomni._run import write_summary
+    from omnivchat.socialomni import write_summary
 
     chosen = [t.strip() for t in tasks.split(",") if t.strip()]
     if not chosen or any(t not in ("who", "when", "how") for t in chosen):
@@ -142,8 +141,7 @@ def judge_command(
     """Score How answers with the three-judge panel (0/25/50/75/100, temperature 0): QGold, QEns, Cov+ and
     QEns_joint, all null while any non-empty answer lacks a full panel. Exit status 1 while incomplete."""
     from omnivchat.judges import load_judges
-    from omnivchat.socialomni._panel import load_judge_template
-    from omnivchat.socialomni._run import judge_run
+    from omnivchat.socialomni import judge_run, load_judge_template
 
     note_placeholder_judges(load_judges(judges, no_key=no_key), [only_judge] if only_judge else None)
     out = output or run / "judging"
@@ -194,8 +192,7 @@ def rescore_command(
     """Rescore How answers from a hosted run or from archived paper answers (QGold null for archives) with the
     same rubric and panel. Writes input.json (normalised) and results.json."""
     from omnivchat.judges import load_judges
-    from omnivchat.socialomni._panel import load_judge_template
-    from omnivchat.socialomni._run import prepare_from_archive, prepare_from_run, rescore
+    from omnivchat.socialomni import load_judge_template, prepare_from_archive, prepare_from_run, rescore
 
     if (run is None) == (paper is None):
         raise fail("give either --run (with --contexts and --model) or --paper")
@@ -234,7 +231,7 @@ def export_command(
 ) -> None:
     """Per-item predictions and scores, metrics and status (complete, scored_with_request_failures, incomplete),
     without endpoints or keys. An incomplete evaluation is refused unless --allow-incomplete."""
-    from omnivchat.socialomni._run import export
+    from omnivchat.socialomni import export
 
     check_output_file(output, force=force)
     data = export(run, judging or run / "judging", allow_incomplete=allow_incomplete)

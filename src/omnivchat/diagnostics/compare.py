@@ -23,8 +23,12 @@ from pydantic import Field
 from omnivchat._files import FileModel, InputError, read_model, write_model
 from omnivchat.benchmarks import ItemResult, ScoreOptions, Scores, benchmark_of, read_run_manifest
 from omnivchat.errors import OmnivchatError
+from omnivchat.scoring import PAIRED_ALPHA as ALPHA
+from omnivchat.scoring import PAIRED_BOOTSTRAP_RESAMPLES as BOOTSTRAP_RESAMPLES
+from omnivchat.scoring import PAIRED_LEVEL as LEVEL
+from omnivchat.scoring import PAIRED_PERMUTATION_RESAMPLES as PERMUTATION_RESAMPLES
+from omnivchat.scoring import PAIRED_SEED as SEED
 from omnivchat.scoring import PairedComparison, compare_paired
-from omnivchat.scoring._paired import ALPHA, BOOTSTRAP_RESAMPLES, LEVEL, PERMUTATION_RESAMPLES, SEED
 
 COMPARISON_FILE = "comparison.json"
 COMPARISON_SCHEMA = "omnivchat-comparison-v1"

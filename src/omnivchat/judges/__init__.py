@@ -2,6 +2,8 @@
 scores a benchmark computes and the scores.json files. The native benchmark's judging pass and Table 1 scores are
 its own (:mod:`omnivchat.benchmarks.native`)."""
 
+from typing import TYPE_CHECKING
+
 from omnivchat.judges._calibration import CalibrationError, Director, calibrate, calibrate_async, wilson
 from omnivchat.judges._config import RULE_JUDGE, Aggregate, JudgesConfig, JudgesFileError, JudgeSpec, load_judges
 from omnivchat.judges._engine import (
@@ -41,6 +43,7 @@ __all__ = [
     "SCORES_FILE",
     "SCORES_SCHEMA",
     "STYLE_REQUIREMENTS",
+    "TABLE2_CATEGORIES",
     "Aggregate",
     "AgreementReport",
     "BenchName",
@@ -92,7 +95,15 @@ __all__ = [
 ]
 
 # The agreement study needs scipy (seconds to import): loaded when first used, not with every judge.
-_AGREEMENT = ("AgreementReport", "Judgment", "agreement_report", "render_agreement")
+_AGREEMENT = ("TABLE2_CATEGORIES", "AgreementReport", "Judgment", "agreement_report", "render_agreement")
+if TYPE_CHECKING:
+    from omnivchat.judges._agreement import (
+        TABLE2_CATEGORIES,
+        AgreementReport,
+        Judgment,
+        agreement_report,
+        render_agreement,
+    )
 
 
 def __getattr__(name: str) -> object:

@@ -28,8 +28,7 @@ from omnivchat.routes import (
     schema_format,
 )
 from omnivchat.routes import resolve_settings as _resolve_settings
-from omnivchat.runs import Budget, DryRun, Runner, RunStore, RunSummary, check_priced, tally
-from omnivchat.runs._estimate import estimate_requests
+from omnivchat.runs import Budget, DryRun, Runner, RunStore, RunSummary, check_priced, estimate_requests, tally
 
 V = TypeVar("V", covariant=True)  # a task of one verdict type is a task of any wider one
 

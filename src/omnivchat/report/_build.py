@@ -410,7 +410,7 @@ def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., 
 
 
 def _agreement(run: ScoredRun) -> dict[str, Any]:
-    from omnivchat.judges._agreement import TABLE2_CATEGORIES
+    from omnivchat.judges import TABLE2_CATEGORIES
 
     r, f = run.agreement, run.agreement_file
     assert f is not None  # only runs with an agreement study come here

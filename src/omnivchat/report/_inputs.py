@@ -292,7 +292,7 @@ def load_run(path: Path, sources: Sources) -> ScoredRun:
     if (path / AGREEMENT_FILE).is_file():
         from pydantic import ValidationError
 
-        from omnivchat.judges._agreement import AgreementReport
+        from omnivchat.judges import AgreementReport
 
         data, run.agreement_file = sources.read_json(path / AGREEMENT_FILE, "agreement")
         try:

@@ -6,7 +6,11 @@ from omnivchat.routes import RetryPolicy  # the runner's parameter, re-exported:
 from omnivchat.runs._budget import Budget, BudgetError, check_priced
 from omnivchat.runs._cost import CostTotals, RunCost, item_costs, money, tally
 from omnivchat.runs._errors import RunError
-from omnivchat.runs._estimate import DryRun, estimate_tasks
+from omnivchat.runs._estimate import (
+    DryRun,
+    estimate_requests,
+    estimate_tasks,
+)
 from omnivchat.runs._export import (
     attempt_counts,
     load_manifest,
@@ -51,6 +55,7 @@ from omnivchat.runs._manifest import (
     differences,
     package_record,
     route_identity,
+    source_hash,
     write_or_check_manifest,
 )
 from omnivchat.runs._progress import RunProgress
@@ -119,6 +124,7 @@ __all__ = [
     "build_request",
     "check_priced",
     "differences",
+    "estimate_requests",
     "estimate_tasks",
     "item_costs",
     "load_manifest",
@@ -137,6 +143,7 @@ __all__ = [
     "run_tasks_async",
     "served_changes",
     "served_status",
+    "source_hash",
     "store_counts",
     "tally",
     "where_served",

@@ -15,6 +15,21 @@ from omnivchat.scoring._aggregate import (
     turn_kind_means,
 )
 from omnivchat.scoring._paired import (
+    ALPHA as PAIRED_ALPHA,
+)
+from omnivchat.scoring._paired import (
+    BOOTSTRAP_RESAMPLES as PAIRED_BOOTSTRAP_RESAMPLES,
+)
+from omnivchat.scoring._paired import (
+    LEVEL as PAIRED_LEVEL,
+)
+from omnivchat.scoring._paired import (
+    PERMUTATION_RESAMPLES as PAIRED_PERMUTATION_RESAMPLES,
+)
+from omnivchat.scoring._paired import (
+    SEED as PAIRED_SEED,
+)
+from omnivchat.scoring._paired import (
     Correlation,
     PairedComparison,
     SignFlipTest,
@@ -31,6 +46,11 @@ from omnivchat.scoring._table3 import ExtensionRow, SideMean, Table3, table3
 from omnivchat.scoring._words import is_empty_reply, reply_efficiency, word_count
 
 __all__ = [
+    "PAIRED_ALPHA",
+    "PAIRED_BOOTSTRAP_RESAMPLES",
+    "PAIRED_LEVEL",
+    "PAIRED_PERMUTATION_RESAMPLES",
+    "PAIRED_SEED",
     "TABLE1_COLUMNS",
     "Correlation",
     "ExtensionRow",

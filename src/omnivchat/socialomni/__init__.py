@@ -9,25 +9,68 @@ metrics, the three-judge panel, rescoring and exports. Protocol: SocialOmni's ho
 
 from omnivchat.socialomni._cards import PromptCards, how_text, load_cards, when_text, who_text
 from omnivchat.socialomni._data import SocialOmniError, WhenItem, WhoItem, how_items, load_when, load_who
-from omnivchat.socialomni._metrics import classification_metrics, how_metrics
-from omnivchat.socialomni._panel import PANELS, check_panel, parse_judge_score
+from omnivchat.socialomni._files import SocialOmniExport, SocialOmniSummary
+from omnivchat.socialomni._metrics import (
+    HowMetrics,
+    classification_metrics,
+    how_metrics,
+)
+from omnivchat.socialomni._panel import (
+    PANELS,
+    check_panel,
+    load_judge_template,
+    parse_judge_score,
+)
 from omnivchat.socialomni._parse import parse_how, parse_when, parse_when_lenient, parse_who, parse_who_lenient
+from omnivchat.socialomni._run import (
+    GENERATION,
+    PROTOCOL,
+    TASK_ORDER,
+    candidate_records,
+    export,
+    item_meta,
+    item_request,
+    judge_run,
+    judge_scores_for,
+    load_tasks,
+    prepare_from_archive,
+    prepare_from_run,
+    read_manifest,
+    rescore,
+    run_manifest,
+    summarize,
+    write_summary,
+)
 from omnivchat.socialomni._status import run_status
 from omnivchat.socialomni._time import WHO_CUTOFF_RULE, seconds, who_cutoff
 
 __all__ = [
+    "GENERATION",
     "PANELS",
+    "PROTOCOL",
+    "TASK_ORDER",
     "WHO_CUTOFF_RULE",
+    "HowMetrics",
     "PromptCards",
     "SocialOmniError",
+    "SocialOmniExport",
+    "SocialOmniSummary",
     "WhenItem",
     "WhoItem",
+    "candidate_records",
     "check_panel",
     "classification_metrics",
+    "export",
     "how_items",
     "how_metrics",
     "how_text",
+    "item_meta",
+    "item_request",
+    "judge_run",
+    "judge_scores_for",
     "load_cards",
+    "load_judge_template",
+    "load_tasks",
     "load_when",
     "load_who",
     "parse_how",
@@ -36,9 +79,16 @@ __all__ = [
     "parse_when_lenient",
     "parse_who",
     "parse_who_lenient",
+    "prepare_from_archive",
+    "prepare_from_run",
+    "read_manifest",
+    "rescore",
+    "run_manifest",
     "run_status",
     "seconds",
+    "summarize",
     "when_text",
     "who_cutoff",
     "who_text",
+    "write_summary",
 ]

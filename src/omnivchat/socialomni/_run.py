@@ -17,8 +17,7 @@ from typing import Any
 
 from omnivchat._canonical import sha256_json
 from omnivchat._files import write_model, write_text_atomic
-from omnivchat.judges import JudgeSpec, load_judges
-from omnivchat.judges._engine import Job, VerdictTask, ask, stored_verdict
+from omnivchat.judges import Job, JudgeSpec, VerdictTask, ask, load_judges, stored_verdict
 from omnivchat.routes import (
     ChatRequest,
     Route,
@@ -34,10 +33,11 @@ from omnivchat.runs import (
     SocialOmniManifest,
     TaskWork,
     run_tasks,
+    source_hash,
+    write_or_check_manifest,
     writes_run_dir,
 )
 from omnivchat.runs import read_manifest as read_run_manifest
-from omnivchat.runs._manifest import source_hash, write_or_check_manifest
 from omnivchat.socialomni._cards import PromptCards, how_text, when_text, who_text
 from omnivchat.socialomni._data import (
     HOW_COUNT,

@@ -460,7 +460,7 @@ def collect_judgments(run_dir: str | Path, bench: Bench, judges: list[str]) -> l
     An unusable or missing verdict becomes ``hits=None`` (unscored). A judge declared ``repeat_of`` another in
     judges.json is reported as that judge's repeat run.
     """
-    from omnivchat.judges._agreement import Judgment
+    from omnivchat.judges import Judgment
 
     run_dir = Path(run_dir)
     path = run_dir / JUDGES_FILE
