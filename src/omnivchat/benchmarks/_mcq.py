@@ -245,7 +245,9 @@ def read_rows(path: Path, *, columns: Sequence[str] | None = None) -> list[tuple
     return [(f"item {n}", row) for n, row in enumerate(data)]
 
 
-def object_rows(release: Release, path: Path, *, columns: Sequence[str] | None = None) -> Iterator[tuple[str, dict]]:
+def object_rows(
+    release: Release, path: Path, *, columns: Sequence[str] | None = None
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """The rows of ``path`` (see :func:`read_rows`) that are objects, each with ``FILE: LABEL`` to name it; any other
     row is a problem of ``release``."""
     for label, row in read_rows(path, columns=columns):

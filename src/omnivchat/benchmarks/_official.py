@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 ABCD = "ABCD"
 
@@ -99,7 +99,7 @@ def read_dailyomni(reply: str, options: Sequence[str] = ()) -> str | None:
             return found.group(1).upper()
         alone = re.findall(r"\b([A-D])\b", text.upper())
         if alone:
-            return alone[-1]
+            return cast("str | None", alone[-1])
     return None
 
 

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -83,7 +83,7 @@ def _import_pyarrow() -> ModuleType:
     import pyarrow.ipc
     import pyarrow.parquet  # loads pa.parquet and pa.ipc as attributes
 
-    return pa
+    return cast("ModuleType", pa)
 
 
 # --- finding the tables --------------------------------------------------------------------------------------

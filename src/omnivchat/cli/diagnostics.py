@@ -179,8 +179,9 @@ def ablate_command(
     else:  # a panel named without its judges file is an error, never the rule judge in its place
         members = config.panel(panel) if judges or panel else [RULE_JUDGE]
 
-    def make_route():
-        return route.route(model)
+    def make_route() -> Route:
+        made: Route = route.route(model)
+        return made
 
     probe_route = make_route()
     # Every option and the data's tasks are checked here, before the self-check sends anything or makes a folder.

@@ -40,6 +40,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from typing import cast
 
 import krippendorff
 import numpy as np
@@ -343,7 +344,7 @@ def _bootstrap_sd(
         return None, "n/a (every reply has the same ratio)"
 
     def pooled(e_: np.ndarray, a_: np.ndarray, axis: int = -1) -> np.ndarray:
-        return e_.sum(axis=axis) / a_.sum(axis=axis)
+        return cast("np.ndarray", e_.sum(axis=axis) / a_.sum(axis=axis))
 
     result = stats.bootstrap(
         (e, a),

@@ -7,7 +7,7 @@ import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -113,6 +113,6 @@ def sample_frames(
     return out
 
 
-def _grab(frame, time: float, width: int, height: int) -> FrameSample:
+def _grab(frame: Any, time: float, width: int, height: int) -> FrameSample:
     rgb = frame.to_ndarray(format="rgb24", width=width, height=height)
     return FrameSample(time=round(time, 6), array=np.ascontiguousarray(rgb))

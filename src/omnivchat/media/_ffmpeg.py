@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import threading
 from pathlib import Path
+from typing import cast
 
 from omnivchat.errors import OmnivchatError
 
@@ -62,7 +63,7 @@ def ffmpeg_exe() -> str:
     try:
         import imageio_ffmpeg
 
-        return imageio_ffmpeg.get_ffmpeg_exe()
+        return cast("str", imageio_ffmpeg.get_ffmpeg_exe())
     except Exception:  # package missing or its binary unusable: fall back to PATH
         found = shutil.which("ffmpeg")
         if found:

@@ -76,7 +76,7 @@ class MediaInfo(BaseModel):
         return self.audio_rms_dbfs is not None and self.audio_rms_dbfs < -60.0
 
 
-def _av():
+def _av() -> Any:
     import av  # deferred: keeps `import omnivchat.media` cheap
 
     return av
@@ -91,7 +91,7 @@ def _check_readable(path: Path) -> None:
         raise MediaError(f"{path}: empty file (0 bytes)")
 
 
-def open_container(path: Path):
+def open_container(path: Path) -> Any:
     """Open ``path`` with PyAV, turning any failure into a MediaError that names the file."""
     _check_readable(path)
     av = _av()
@@ -109,12 +109,12 @@ def _seconds(value: int | None, time_base: Fraction | None) -> float | None:
     return float(value * time_base)
 
 
-def _kind(stream) -> Literal["video", "audio", "subtitle", "data", "attachment", "unknown"]:
+def _kind(stream: Any) -> Literal["video", "audio", "subtitle", "data", "attachment", "unknown"]:
     kind = getattr(stream, "type", None)
     return kind if kind in ("video", "audio", "subtitle", "data", "attachment") else "unknown"
 
 
-def _codec_name(stream) -> str:
+def _codec_name(stream: Any) -> str:
     try:
         name = stream.codec_context.name  # codec_context is None when FFmpeg has no decoder for the codec
     except Exception:
@@ -122,7 +122,7 @@ def _codec_name(stream) -> str:
     return name or "none"
 
 
-def _layout_name(cc) -> str | None:
+def _layout_name(cc: Any) -> str | None:
     layout = getattr(cc, "layout", None) if cc is not None else None
     return getattr(layout, "name", None) or None
 

@@ -216,7 +216,9 @@ def _costs(runs: Sequence[ScoredRun | BenchmarkRun]) -> list[dict[str, Any]]:
     return out
 
 
-def _subcategories(runs: list[ScoredRun]) -> tuple[dict[str, Any], list[tuple[str, str]], list]:
+def _subcategories(
+    runs: list[ScoredRun],
+) -> tuple[dict[str, Any], list[tuple[str, str]], list[tuple[str, list[float | None]]]]:
     """Per-subcategory means of synthetic scored items (as Table 1's Mean uses), as a table and plot series."""
     from omnivchat.bench import SUBCATEGORIES, resolve_subcategory
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 from pathlib import Path
+from typing import Any
 
 from omnivchat.errors import OmnivchatError
 
@@ -50,7 +51,7 @@ class Secret:
 
     __str__ = __repr__
 
-    def __reduce__(self):  # never pickled with its value, e.g. into a worker process or a cache
+    def __reduce__(self) -> tuple[Any, ...]:  # never pickled with its value, e.g. into a worker process or a cache
         raise TypeError("a Secret cannot be pickled")
 
 

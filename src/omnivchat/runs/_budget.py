@@ -50,7 +50,7 @@ class Budget:
     """The estimate of the first attempt that was not sent."""
     _scale: float = 1.0
     _reserved: dict[int, tuple[float, float]] = field(default_factory=dict)  # token -> (estimate, reserved)
-    _tokens: itertools.count = field(default_factory=itertools.count)
+    _tokens: itertools.count[int] = field(default_factory=itertools.count)
     _settled: asyncio.Event = field(default_factory=asyncio.Event)  # set whenever an attempt's cost is settled
     _priced_here: int = 0  # attempts of this invocation settled at a known cost
 

@@ -38,7 +38,7 @@ class RunProgress:
     extra: dict[str, Any] = field(default_factory=dict)
     """Further fields for the bar, by name (e.g. per-replica counts); shown as ``name value``."""
     _waiting: dict[int, tuple[str, float]] = field(default_factory=dict)
-    _tokens: itertools.count = field(default_factory=itertools.count)
+    _tokens: itertools.count[int] = field(default_factory=itertools.count)
 
     def wait_started(self, why: str, seconds: float, *, now: float | None = None) -> int:
         """A request starts waiting ``seconds`` before its retry (``why``: retry-after or backoff); returns the

@@ -354,7 +354,12 @@ class RunStore:
         )
 
     def set_item(
-        self, item_id: str, kind: str, key: str | None, error: RouteError | None = None, meta: dict | None = None
+        self,
+        item_id: str,
+        kind: str,
+        key: str | None,
+        error: RouteError | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -274,7 +274,7 @@ def _level2_records(path: Path, data: Any, problems: _Problems) -> list[Any]:
         total = data.get("total_items")
         if total is not None and total != len(data["data"]):
             problems.add(None, "total_items", f"says {total!r} but 'data' holds {len(data['data'])} items")
-        return data["data"]
+        return cast("list[Any]", data["data"])
     raise SocialOmniError(f"{path}: expected a list of items or an object with a 'data' list")
 
 

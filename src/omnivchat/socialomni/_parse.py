@@ -10,6 +10,7 @@ last standalone letter). They give a separate, clearly labelled metric, never th
 from __future__ import annotations
 
 import re
+from typing import cast
 
 WHO_LABELS = ("A", "B", "C", "D")
 WHEN_LABELS = ("YES", "NO")
@@ -73,9 +74,9 @@ def parse_who_lenient(text: str | None) -> str | None:
     if (bare := _bare(body)) in WHO_LABELS:
         return bare
     if found := _WHO_ANSWER_IS.findall(body):
-        return found[-1]
+        return cast("str | None", found[-1])
     if found := _WHO_LETTER.findall(body):
-        return found[-1]
+        return cast("str | None", found[-1])
     return None
 
 

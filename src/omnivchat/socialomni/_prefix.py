@@ -7,6 +7,7 @@ import json
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 from omnivchat._canonical import sha256_file, sha256_json
 from omnivchat.media import MediaError, run_ffmpeg
@@ -20,7 +21,7 @@ PREFIX_ENCODING = {
 }
 
 
-def prefix_identity(source: Path, cutoff: float) -> dict:
+def prefix_identity(source: Path, cutoff: float) -> dict[str, Any]:
     return {"source_sha256": sha256_file(source), "cutoff_seconds": cutoff, "encoding": PREFIX_ENCODING}
 
 

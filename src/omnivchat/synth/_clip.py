@@ -28,12 +28,12 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
-from omnivchat.media import MediaError, run_ffmpeg
+from omnivchat.media import MediaError, MediaInfo, run_ffmpeg
 from omnivchat.synth._detect import (
     SKIP_AFTER_CONTENT_S,
     TailRepair,
@@ -100,7 +100,7 @@ class _Decoded:
     duration: float
 
 
-def _probe_checked(path: Path):
+def _probe_checked(path: Path) -> MediaInfo:
     from omnivchat.media import probe, require_audio
 
     info = probe(path, energy=False, verify=True)  # corrupt / truncated: MediaError naming the file
@@ -155,7 +155,7 @@ def mono_mix(samples: NDArray[np.floating]) -> NDArray[np.float32]:
         return samples.astype(np.float32, copy=False)
     if samples.shape[1] == 1:
         return np.ascontiguousarray(samples[:, 0], dtype=np.float32)
-    return samples.mean(axis=1, dtype=np.float64).astype(np.float32)
+    return cast("NDArray[np.float32]", samples.mean(axis=1, dtype=np.float64).astype(np.float32))
 
 
 def _check_inside(path: Path, bench_dir: Path | None) -> Path:

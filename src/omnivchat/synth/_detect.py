@@ -28,7 +28,7 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -157,7 +157,7 @@ def content_end(x: ArrayLike, sr: int) -> int:
 def _highpass_sos(sr: int) -> NDArray[np.float64]:
     from scipy.signal import butter
 
-    return butter(4, HIGHPASS_HZ, btype="highpass", fs=sr, output="sos")
+    return cast("NDArray[np.float64]", butter(4, HIGHPASS_HZ, btype="highpass", fs=sr, output="sos"))
 
 
 def highpass_6k(x: ArrayLike, sr: int) -> NDArray[np.float64]:
@@ -177,7 +177,7 @@ def highpass_6k(x: ArrayLike, sr: int) -> NDArray[np.float64]:
     padlen = min(3 * (2 * len(sos) + 1), max(0, a.size - 1))
     if a.size < 2:
         return np.zeros_like(a)
-    return sosfiltfilt(sos, a, padlen=padlen)
+    return cast("NDArray[np.float64]", sosfiltfilt(sos, a, padlen=padlen))
 
 
 def block_rms(xh: ArrayLike, block: int) -> NDArray[np.float64]:
@@ -189,7 +189,7 @@ def block_rms(xh: ArrayLike, block: int) -> NDArray[np.float64]:
     a = np.asarray(xh, dtype=np.float64)
     k = a.size // block
     b = a[: k * block].reshape(k, block)
-    return np.sqrt(np.einsum("ij,ij->i", b, b) / block)
+    return cast("NDArray[np.float64]", np.sqrt(np.einsum("ij,ij->i", b, b) / block))
 
 
 # --- Eq. 9 and Eq. 10 ----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import ctypes
 import json
 import os
 import sys
+from typing import Any
 
 # speak_lib.h constants
 AUDIO_OUTPUT_SYNCHRONOUS = 2
@@ -71,7 +72,7 @@ def main(lib_path: str, data_path: str) -> int:
     chunks: list[bytes] = []
     events: list[list[object]] = []
 
-    def on_audio(wav, n, ev) -> int:
+    def on_audio(wav: Any, n: int, ev: Any) -> int:
         if n > 0:
             chunks.append(ctypes.string_at(wav, n * 2))
         i = 0
@@ -101,7 +102,7 @@ def main(lib_path: str, data_path: str) -> int:
     return 0
 
 
-def _serve(lib, line: bytes, sr: int, chunks: list[bytes], events: list[list[object]], out) -> None:
+def _serve(lib: Any, line: bytes, sr: int, chunks: list[bytes], events: list[list[object]], out: Any) -> None:
     """Synthesise one request and write the answer (header line, then samples) to ``out``."""
     try:
         req = json.loads(line)

@@ -18,7 +18,7 @@ import tempfile
 import wave
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -95,7 +95,7 @@ def load_timeline(clip: str | os.PathLike[str]) -> dict[str, Any]:
     """The timeline saved next to a rendered clip (see docs/studio.md for its fields)."""
     path = sidecar_paths(clip)[1]
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return cast("dict[str, Any]", json.loads(path.read_text(encoding="utf-8")))
     except FileNotFoundError:
         raise MediaError(f"{clip}: no timeline file {path.name} next to it (not rendered by omnivchat?)") from None
 

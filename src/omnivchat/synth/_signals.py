@@ -9,7 +9,7 @@ broadband click can be added anywhere.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,7 +38,7 @@ def _voiced(n: int, sr: int, rng: np.random.Generator, f0: float) -> NDArray[np.
         fh = h * f0
         formant = 1 + 4 * np.exp(-(((fh - f1) / 250) ** 2)) + 2.5 * np.exp(-(((fh - f2) / 400) ** 2))
         out += formant / h**1.2 * np.sin(h * phase + rng.uniform(0, 2 * np.pi))
-    return out / (np.max(np.abs(out)) + 1e-12)
+    return cast("NDArray[np.float64]", out / (np.max(np.abs(out)) + 1e-12))
 
 
 def _fricative(n: int, sr: int, rng: np.random.Generator) -> NDArray[np.float64]:
@@ -47,7 +47,7 @@ def _fricative(n: int, sr: int, rng: np.random.Generator) -> NDArray[np.float64]
     hi = min(9000.0, 0.45 * sr)
     sos = butter(4, [min(3500.0, hi * 0.6), hi], btype="bandpass", fs=sr, output="sos")
     out = sosfilt(sos, rng.standard_normal(n + 256))[256:]
-    return out / (np.max(np.abs(out)) + 1e-12)
+    return cast("NDArray[np.float64]", out / (np.max(np.abs(out)) + 1e-12))
 
 
 def speech_like(

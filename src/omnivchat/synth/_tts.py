@@ -17,7 +17,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -227,7 +227,7 @@ def _resample(x: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
         kernel *= up / kernel.sum()  # unity gain: the stuffed signal holds 1/up of the energy
         return np.convolve(stuffed, kernel, mode="same").astype(np.float32)
     t_out = np.arange(round(x.size * sr_out / sr_in)) * (sr_in / sr_out)
-    return np.interp(t_out, np.arange(x.size), x).astype(np.float32)
+    return cast("np.ndarray", np.interp(t_out, np.arange(x.size), x).astype(np.float32))
 
 
 def speak(

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -385,7 +385,7 @@ class Synthesis:
 
         def still_there(answer: dict[str, Any]) -> bool:
             path = self.workdir / answer["path"]
-            return path.is_file() and _sha256(path) == answer["sha256"]
+            return cast("bool", path.is_file() and _sha256(path) == answer["sha256"])
 
         answer, cost = self._timed_call(renderer.name, "render", described, render, still_valid=still_there)
         self._last_cost = cost

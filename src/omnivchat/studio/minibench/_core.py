@@ -13,7 +13,7 @@ import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from omnivchat._canonical import sha256_file
 from omnivchat.bench import (
@@ -239,8 +239,8 @@ def _render_all(
             bar.start()
         # Two equal specs would share one render-cache entry: render repeats afterwards, from the cache.
         seen: set[str] = set()
-        first: list[tuple[str, dict]] = []
-        repeats: list[tuple[str, dict]] = []
+        first: list[tuple[str, dict[str, Any]]] = []
+        repeats: list[tuple[str, dict[str, Any]]] = []
         for video, scene in jobs:
             key = json.dumps(scene, sort_keys=True)
             (repeats if key in seen else first).append((video, scene))

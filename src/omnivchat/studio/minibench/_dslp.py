@@ -5,6 +5,7 @@ SVMR and MVMS (camera mode: the user's left and right under the selfie and the r
 from __future__ import annotations
 
 import random
+from typing import Any, cast
 
 from omnivchat.bench import Criterion
 from omnivchat.studio.minibench._kit import (
@@ -224,15 +225,22 @@ def build_ucr(rng: random.Random, lang: str) -> Draft:
 def _which_side(rng: random.Random, lang: str, item: Item, *, switched: bool) -> str:
     if lang == "en":
         lead = "Okay, look again now. " if switched else ""  # the new camera mode is for the model to see
-        return lead + pick(
-            rng,
-            (f"Is the {item.name(lang)} on my left or on my right?", f"Which side of me is the {item.name(lang)} on?"),
+        return lead + str(
+            pick(
+                rng,
+                (
+                    f"Is the {item.name(lang)} on my left or on my right?",
+                    f"Which side of me is the {item.name(lang)} on?",
+                ),
+            )
         )
     lead = "好，现在再看一下。" if switched else ""
-    return lead + pick(rng, (f"{item.name(lang)}在我的左边还是右边？", f"{item.name(lang)}在我哪一边？"))
+    return cast("str", lead + pick(rng, (f"{item.name(lang)}在我的左边还是右边？", f"{item.name(lang)}在我哪一边？")))
 
 
-def _side_scene(rng: random.Random, lang: str, items: list[Item], side: str, camera: str, *, switched: bool) -> dict:
+def _side_scene(
+    rng: random.Random, lang: str, items: list[Item], side: str, camera: str, *, switched: bool
+) -> dict[str, Any]:
     """Two items on either side of the user (positions given from the user's side; the renderer mirrors them
     into the image under the selfie camera); the selfie view also shows the user."""
     target, other = items

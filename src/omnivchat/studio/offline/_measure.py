@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -151,7 +151,7 @@ def _changed(a: Frame, b: Frame, box: Box | None = None) -> int:
 
 def _luma(frame: Frame) -> NDArray[np.float32]:
     f = frame.astype(np.float32)
-    return 0.299 * f[..., 0] + 0.587 * f[..., 1] + 0.114 * f[..., 2]
+    return cast("NDArray[np.float32]", 0.299 * f[..., 0] + 0.587 * f[..., 1] + 0.114 * f[..., 2])
 
 
 def _decode_frames(path: Path, times: Iterable[float], size: tuple[int, int]) -> dict[float, Frame]:
