@@ -15,6 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from omnivchat._files import check_output_dir
 from omnivchat.benchmarks._generic import scores_of
 from omnivchat.benchmarks._protocol import (
     Item,
@@ -31,6 +32,7 @@ from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
 from omnivchat.runs import RunStatus, SocialOmniManifest
 from omnivchat.socialomni import (
+    DEFAULT_PANEL,
     GENERATION,
     PROTOCOL,
     TASK_ORDER,
@@ -38,6 +40,7 @@ from omnivchat.socialomni import (
     SocialOmniError,
     SocialOmniExport,
     candidate_records,
+    estimate_judging,
     export,
     item_meta,
     item_request,
@@ -151,30 +154,37 @@ class SocialOmniBench:
         return write_benchmark_scores(run_dir, scores)
 
     def judge(self, dataset: Any, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
+        """The How panel's verdicts through the judge engine, into a judging directory (default RUN/judging):
+        ``dry_run`` estimates and sends nothing, ``budget_usd`` caps the judging directory's spending, and
+        verdicts stored there are reused. A partial panel leaves How quality null (``complete`` False)."""
         if options.contexts is None or options.judges_file is None:
             raise SocialOmniError("socialomni judging needs --contexts (judge-contexts.json) and --judges")
-        if options.dry_run or options.budget_usd is not None:
-            raise SocialOmniError(
-                "socialomni judging takes no --dry-run or --budget yet; its judging directory's cost shows in "
-                "`omnivchat runs show`"
-            )
         out = options.output or run_dir / JUDGING
+        check_output_dir(out, ours=lambda d: (d / "manifest.json").is_file(), kind="a SocialOmni judging directory")
         template, template_sha = load_judge_template(options.prompt)
-        summary = judge_run(
-            run_dir,
-            options.contexts,
-            options.judges_file,
-            options.panel or "standard",
-            out,
+        panel = options.panel or DEFAULT_PANEL
+        inputs = (run_dir, options.contexts, options.judges_file, panel, out)
+        if options.dry_run:
+            dry = estimate_judging(*inputs, template=template, template_sha=template_sha, only_judge=options.only_judge)
+            return JudgeOutcome(where=out, dry_run=dry)
+        done = judge_run(
+            *inputs,
             template=template,
             template_sha=template_sha,
             only_judge=options.only_judge,
             progress=options.progress,
             no_key=options.no_key,
+            max_attempts=options.max_attempts,
+            budget_usd=options.budget_usd,
         )
-        metrics = summary.metrics
-        notes = [] if metrics.complete else [f"incomplete: {metrics.n_unjudged} answers without a panel"]
-        return JudgeOutcome(where=out, notes=notes, complete=metrics.complete)
+        metrics = done.summary.metrics
+        notes = [
+            f"panel {panel} ({', '.join(done.summary.judges)}): {metrics.quality_line()}",
+            f"wrote {out / 'scores.json'} and {out / 'summary.json'}",
+        ]
+        if not metrics.complete:
+            notes.append(metrics.gaps_line())
+        return JudgeOutcome(where=out, summaries=done.summaries, notes=notes, complete=metrics.complete)
 
     def status(self, run_dir: Path) -> RunStatus:
         return run_status(run_dir)

@@ -12,6 +12,8 @@ import typer
 from omnivchat._files import check_output_dir, check_output_file, write_model
 from omnivchat.cli._app import RETRY_ATTEMPTS, console, fail
 from omnivchat.cli._options import (
+    BudgetOption,
+    DryRunOption,
     NoKeyJudgesOption,
     OnlyJudgeOption,
     ProgressOption,
@@ -21,7 +23,7 @@ from omnivchat.cli._options import (
 )
 
 if TYPE_CHECKING:
-    from omnivchat.socialomni import HowMetrics, SocialOmniSummary
+    from omnivchat.socialomni import SocialOmniSummary
 
 _JudgePromptOption = Annotated[
     Path | None,
@@ -35,23 +37,6 @@ socialomni_app = typer.Typer(
     help="SocialOmni (Who / When / How): generate, judge with the three-judge panel, rescore archives, export.",
     no_args_is_help=True,
 )
-
-
-def _quality(m: HowMetrics) -> str:
-    """QGold, QEns, Cov+ and QEns_joint on one line; null stays null."""
-    values = {"qgold": m.qgold, "qens": m.qens, "cov_plus": m.cov_plus, "qens_joint": m.qens_joint}
-    return ", ".join(f"{k} {v:.2f}" if v is not None else f"{k} null" for k, v in values.items())
-
-
-def _how_gaps(m: HowMetrics) -> str:
-    """What keeps How quality incomplete, counted apart (summaries written before these counts show none)."""
-    parts = [
-        f"{m.n_missing} missing (no record)",
-        f"{m.n_generation_failures} failed generations",
-        f"{m.n_when_missing} without a When decision",
-        f"{m.n_unjudged} without a full panel",
-    ]
-    return f"incomplete over {m.n_gold} How items: " + ", ".join(parts)
 
 
 def task_lines(summary: SocialOmniSummary) -> list[str]:
@@ -136,35 +121,35 @@ def judge_command(
     only_judge: OnlyJudgeOption = None,
     judge_prompt: _JudgePromptOption = None,
     progress: ProgressOption = True,
+    budget: BudgetOption = None,
+    dry_run: DryRunOption = False,
     no_key: NoKeyJudgesOption = False,
 ) -> None:
     """Score How answers with the three-judge panel (0/25/50/75/100, temperature 0): QGold, QEns, Cov+ and
-    QEns_joint, all null while any non-empty answer lacks a full panel. Exit status 1 while incomplete."""
-    from omnivchat.judges import load_judges
-    from omnivchat.socialomni import judge_run, load_judge_template
+    QEns_joint, all null while any non-empty answer lacks a full panel. Exit status 1 while incomplete.
 
-    note_placeholder_judges(load_judges(judges, no_key=no_key), [only_judge] if only_judge else None)
-    out = output or run / "judging"
-    check_output_dir(out, ours=lambda d: (d / "manifest.json").is_file(), kind="a SocialOmni judging directory")
-    template, template_sha = load_judge_template(judge_prompt)
-    summary = judge_run(
+    The same pass as `omnivchat judge RUN --contexts ... --judges ...`: verdicts stored in the judging directory
+    are reused (a rerun sends nothing new); --dry-run prints the verdict requests and their estimated cost,
+    sending nothing; --budget caps the judging directory's total spending (each judge needs a price in the judges
+    file): verdicts past it are not asked (exit status 3), and a rerun with a larger budget resumes."""
+    from omnivchat.cli.judging import judge_command as judge_any
+    from omnivchat.socialomni import read_manifest
+
+    read_manifest(run)  # this command judges SocialOmni runs only: another directory is refused, naming it
+    judge_any(
         run,
-        contexts,
-        judges,
-        panel,
-        out,
-        template=template,
-        template_sha=template_sha,
+        judges=judges,
+        panel=panel,
         only_judge=only_judge,
+        prompt=judge_prompt,
+        contexts=contexts,
+        output=output,
+        max_attempts=RETRY_ATTEMPTS,
         progress=progress,
+        budget=budget,
+        dry_run=dry_run,
         no_key=no_key,
     )
-    m = summary.metrics
-    console.print(f"panel {panel} ({', '.join(summary.judges)}): {_quality(m)}")
-    console.print(f"wrote {out / 'scores.json'} and {out / 'summary.json'}")
-    if not m.complete:
-        console.print(f"[yellow]{_how_gaps(m)}[/]")
-        raise typer.Exit(code=1)
 
 
 @socialomni_app.command("rescore")
@@ -212,9 +197,9 @@ def rescore_command(
     )
     for entry in result.models:
         m = entry.metrics
-        console.print(f"{entry.model}: {_quality(m)}")
+        console.print(f"{entry.model}: {m.quality_line()}")
         if not m.complete:
-            console.print(f"  [yellow]{_how_gaps(m)}[/]")
+            console.print(f"  [yellow]{m.gaps_line()}[/]")
     console.print(f"wrote {output / 'input.json'} and {output / 'results.json'}")
     if not result.complete:
         console.print("[yellow]incomplete[/]: quality metrics stay null until every item has its answer and panel")

@@ -16,6 +16,7 @@ from omnivchat.socialomni._metrics import (
     how_metrics,
 )
 from omnivchat.socialomni._panel import (
+    DEFAULT_PANEL,
     PANELS,
     check_panel,
     load_judge_template,
@@ -26,7 +27,9 @@ from omnivchat.socialomni._run import (
     GENERATION,
     PROTOCOL,
     TASK_ORDER,
+    JudgingPass,
     candidate_records,
+    estimate_judging,
     export,
     item_meta,
     item_request,
@@ -45,12 +48,14 @@ from omnivchat.socialomni._status import run_status
 from omnivchat.socialomni._time import WHO_CUTOFF_RULE, seconds, who_cutoff
 
 __all__ = [
+    "DEFAULT_PANEL",
     "GENERATION",
     "PANELS",
     "PROTOCOL",
     "TASK_ORDER",
     "WHO_CUTOFF_RULE",
     "HowMetrics",
+    "JudgingPass",
     "PromptCards",
     "SocialOmniError",
     "SocialOmniExport",
@@ -60,6 +65,7 @@ __all__ = [
     "candidate_records",
     "check_panel",
     "classification_metrics",
+    "estimate_judging",
     "export",
     "how_items",
     "how_metrics",

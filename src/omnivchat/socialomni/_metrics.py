@@ -171,6 +171,21 @@ class HowMetrics(BaseModel):
     def keys(self) -> list[str]:
         return list(type(self).model_fields)
 
+    def quality_line(self) -> str:
+        """QGold, QEns, Cov+ and QEns_joint on one line; null stays null."""
+        values = {"qgold": self.qgold, "qens": self.qens, "cov_plus": self.cov_plus, "qens_joint": self.qens_joint}
+        return ", ".join(f"{k} {v:.2f}" if v is not None else f"{k} null" for k, v in values.items())
+
+    def gaps_line(self) -> str:
+        """What keeps How quality incomplete, counted apart (summaries written before these counts show none)."""
+        parts = [
+            f"{self.n_missing} missing (no record)",
+            f"{self.n_generation_failures} failed generations",
+            f"{self.n_when_missing} without a When decision",
+            f"{self.n_unjudged} without a full panel",
+        ]
+        return f"incomplete over {self.n_gold} How items: " + ", ".join(parts)
+
 
 def _valid_panel(scores: Any) -> bool:
     return (

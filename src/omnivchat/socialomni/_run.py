@@ -12,12 +12,22 @@ import functools
 import json
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from omnivchat._canonical import sha256_json
 from omnivchat._files import write_model, write_text_atomic
-from omnivchat.judges import Job, JudgeSpec, VerdictTask, ask, load_judges, stored_verdict
+from omnivchat.judges import (
+    Job,
+    JudgeSpec,
+    VerdictTask,
+    ask,
+    check_judges_priced,
+    estimate_jobs,
+    load_judges,
+    stored_verdict,
+)
 from omnivchat.routes import (
     ChatRequest,
     Route,
@@ -25,15 +35,19 @@ from omnivchat.routes import (
     Sampling,
 )
 from omnivchat.runs import (
+    Budget,
+    DryRun,
     Pending,
     RetryPolicy,
     RunError,
     RunStore,
+    RunSummary,
     SocialOmniJudgingManifest,
     SocialOmniManifest,
     TaskWork,
     run_tasks,
     source_hash,
+    tally,
     write_or_check_manifest,
     writes_run_dir,
 )
@@ -415,6 +429,20 @@ def how_task(records: list[dict[str, Any]], template: str) -> VerdictTask[int]:
     )
 
 
+def how_jobs(
+    records: list[dict[str, Any]], judges: list[dict[str, Any]], *, template: str, only_judge: str | None = None
+) -> tuple[VerdictTask[int], list[JudgeSpec], list[Job]]:
+    """The How verdict task, the panel's specs, and the engine's jobs: one per judge asked (all, or
+    ``only_judge``) over the non-empty candidates (a failed generation, with its `error`, is never judged)."""
+    specs = [JudgeSpec.model_validate(j) for j in judges]
+    chosen = [s for s in specs if only_judge is None or s.name == only_judge]
+    if only_judge is not None and not chosen:
+        raise SocialOmniError(f"--only-judge {only_judge}: not in the judges file")
+    task = how_task(records, template)
+    keys = [r["key"] for r in records if (r["candidate"] or "").strip() and not r.get("error")]
+    return task, specs, [Job(spec, task, keys) for spec in chosen]
+
+
 def judge_records(
     records: list[dict[str, Any]],
     judges: list[dict[str, Any]],
@@ -424,30 +452,26 @@ def judge_records(
     only_judge: str | None = None,
     max_attempts: int = RetryPolicy.max_attempts,  # the same default as a model request
     progress: bool = True,
-) -> dict[str, dict[str, int | None]]:
-    """Send every missing judge request for the non-empty candidates through the judge engine; return key ->
-    judge -> score (None: none yet).
+    budget_usd: float | None = None,
+) -> tuple[dict[str, dict[str, int | None]], dict[str, RunSummary]]:
+    """Ask the judge engine for every missing verdict of the non-empty candidates; return key -> judge -> score
+    (None: none yet) and the engine's summary per judge.
 
     ``records`` hold `key`, `context`, `target_question`, `reference`, `candidate` (and `error` for a failed
-    generation, which is never judged). Requests are cached in the store by payload, so a second pass sends
-    nothing; an unparseable score is asked again, then left missing.
+    generation). Verdicts are cached in the store, so a second pass sends nothing; an unparseable score is asked
+    again, then left missing. ``budget_usd``: the store's total spending limit (verdicts past it are not asked).
     """
-    specs = [JudgeSpec.model_validate(j) for j in judges]
-    chosen = [s for s in specs if only_judge is None or s.name == only_judge]
-    if only_judge is not None and not chosen:
-        raise SocialOmniError(f"--only-judge {only_judge}: not in the judges file")
-    task = how_task(records, template)
-    keys = [r["key"] for r in records if (r["candidate"] or "").strip() and not r.get("error")]
+    task, specs, jobs = how_jobs(records, judges, template=template, only_judge=only_judge)
     store = RunStore(store_path)
     try:
-        jobs = [Job(spec, task, keys) for spec in chosen]
         # The protocol fixes its judge requests: a judge's thinking switch is sent only when the file sets it.
         engine = ask(
             store, jobs, run_dir=store_path.parent, max_attempts=max_attempts, progress=progress,
-            thinking_off_by_default=False,
+            thinking_off_by_default=False, budget_usd=budget_usd,
         )  # fmt: skip
-        asyncio.run(engine)
-        return {r["key"]: {s.name: stored_verdict(store, task, s.name, r["key"])[0] for s in specs} for r in records}
+        summaries = asyncio.run(engine)
+        scores = {r["key"]: {s.name: stored_verdict(store, task, s.name, r["key"])[0] for s in specs} for r in records}
+        return scores, summaries
     finally:
         store.close()
 
@@ -505,22 +529,36 @@ def _missing_lines(expected: dict[str, list[str]], records: dict[str, dict[str, 
     return "; ".join(parts)
 
 
-@writes_run_dir("out", "socialomni judge")  # one writer per directory, before its manifest or store
-def judge_run(
+@dataclass(frozen=True)
+class HowJudging:
+    """A judging pass over a run's How answers, every input checked, nothing written or sent yet."""
+
+    manifest: SocialOmniJudgingManifest
+    judges: list[dict[str, Any]]  # the panel's entries in the judges file
+    rows: list[dict[str, Any]]  # the How answers with their contexts (``judge_records``' records)
+    expected: list[str]  # the declared How items
+    when: dict[str, dict[str, Any]]  # the run's When records
+
+
+@dataclass(frozen=True)
+class JudgingPass:
+    """What ``judge_run`` did: the summary it wrote, and the judge engine's summary per judge."""
+
+    summary: JudgingSummary
+    summaries: dict[str, RunSummary]
+
+
+def prepare_judging(
     run: Path,
     contexts_path: Path,
     judges_path: Path,
     panel: str,
-    out: Path,
     *,
-    template: str,
     template_sha: str,
-    only_judge: str | None = None,
-    progress: bool = True,
     no_key: bool = False,
-) -> JudgingSummary:
-    """Judge a complete hosted run's How answers with the panel; writes scores.json and summary.json in ``out``
-    (``no_key``: the judges send no key)."""
+) -> HowJudging:
+    """Check that ``run`` is complete for judging (every When and How record there and done) and that every How
+    item has its context; the judging manifest and the rows to judge."""
     judges = load_judge_config(judges_path, panel, no_key=no_key)
     contexts = load_contexts(contexts_path)
     manifest = read_manifest(run)
@@ -552,26 +590,81 @@ def judge_run(
         sampling=JUDGE_SAMPLING,
         harness_sha256=source_hash(),
     )
-    write_or_check_manifest(out, judge_manifest)
     rows = [
         {"key": k, **{f: contexts[k][f] for f in ("context", "target_question", "reference")}, "candidate": r["text"]}
         for k, r in sorted(how.items())
     ]
-    scores = judge_records(rows, judges, out / STORE, template=template, only_judge=only_judge, progress=progress)
-    names = [j["name"] for j in judges]
+    return HowJudging(judge_manifest, judges, rows, expected["how"], when)
+
+
+@writes_run_dir("out", "socialomni judge")  # one writer per directory, before its manifest or store
+def judge_run(
+    run: Path,
+    contexts_path: Path,
+    judges_path: Path,
+    panel: str,
+    out: Path,
+    *,
+    template: str,
+    template_sha: str,
+    only_judge: str | None = None,
+    progress: bool = True,
+    no_key: bool = False,
+    max_attempts: int = RetryPolicy.max_attempts,
+    budget_usd: float | None = None,
+) -> JudgingPass:
+    """Judge a complete hosted run's How answers with the panel through the judge engine (verdicts stored in
+    ``out`` are reused); writes scores.json and summary.json in ``out``, whose quality stays null while a panel
+    is partial (``no_key``: the judges send no key). ``budget_usd``: the judging directory's total spending limit
+    (verdicts past it are not asked; a rerun with a larger one resumes)."""
+    prepared = prepare_judging(run, contexts_path, judges_path, panel, template_sha=template_sha, no_key=no_key)
+    if budget_usd is not None:  # refused before the judging directory is written
+        Budget(budget_usd)  # a positive amount
+        _, _, jobs = how_jobs(prepared.rows, prepared.judges, template=template, only_judge=only_judge)
+        check_judges_priced([job.spec for job in jobs])
+    write_or_check_manifest(out, prepared.manifest)
+    scores, summaries = judge_records(
+        prepared.rows, prepared.judges, out / STORE, template=template, only_judge=only_judge, progress=progress,
+        max_attempts=max_attempts, budget_usd=budget_usd,
+    )  # fmt: skip
+    names = [j["name"] for j in prepared.judges]
     metrics = quality_metrics(
-        rows,
+        prepared.rows,
         scores,
         names,
-        _when_decisions(when),
-        n_gold=len(expected["how"]),
+        _when_decisions(prepared.when),
+        n_gold=len(prepared.expected),
         full_gold=True,
-        expected=expected["how"],
+        expected=prepared.expected,
     )
     write_text_atomic(out / "scores.json", JudgeScores(scores).to_json())
     summary = JudgingSummary(panel=panel, judges=names, metrics=metrics, time=time.time())
     write_model(out / "summary.json", summary, ensure_ascii=True)
-    return summary
+    return JudgingPass(summary, summaries)
+
+
+def estimate_judging(
+    run: Path,
+    contexts_path: Path,
+    judges_path: Path,
+    panel: str,
+    out: Path,
+    *,
+    template: str,
+    template_sha: str,
+    only_judge: str | None = None,
+) -> DryRun:
+    """The dry run of :func:`judge_run`: the verdict requests it would send (those stored in ``out`` left out)
+    and their estimated cost, each judge at its price. Nothing is sent or written, and no key is needed."""
+    prepared = prepare_judging(run, contexts_path, judges_path, panel, template_sha=template_sha, no_key=True)
+    write_or_check_manifest(out, prepared.manifest, write=False)  # a judging directory of another pass: refused
+    _, _, jobs = how_jobs(prepared.rows, prepared.judges, template=template, only_judge=only_judge)
+    if not (out / STORE).is_file():
+        return asyncio.run(estimate_jobs(None, jobs, thinking_off_by_default=False))
+    with RunStore(out / STORE, read_only=True) as store:
+        dry = asyncio.run(estimate_jobs(store, jobs, thinking_off_by_default=False))
+        dry.spent = tally(store.cost_rows())
+    return dry
 
 
 # ----------------------------------------------------------------------------------------------- rescoring
@@ -717,7 +810,7 @@ def rescore(
     judges = load_judge_config(judges_path, panel, no_key=no_key)
     out.mkdir(parents=True, exist_ok=True)
     rows = [{**r.dump(), "key": record_key(r.model, r.item_id)} for r in data.records]
-    scores = judge_records(rows, judges, out / STORE, template=template, only_judge=only_judge, progress=progress)
+    scores, _ = judge_records(rows, judges, out / STORE, template=template, only_judge=only_judge, progress=progress)
     names = [j["name"] for j in judges]
     models = []
     for model in data.models:
