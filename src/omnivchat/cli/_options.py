@@ -3,13 +3,16 @@
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from omnivchat.judges import JudgesConfig
 
 
 class Thinking(StrEnum):
@@ -185,6 +188,30 @@ def note_placeholder_judges(config: Any, names: Any = None) -> None:
             continue
         if key is not None and key.placeholder:
             note(f"judge {name!r}: its key {PLACEHOLDER}")
+
+
+def check_choice(flag: str, given: str | Sequence[str], allowed: Sequence[str]) -> None:
+    """Refuse a value of ``flag`` that is not one of ``allowed`` as one line naming the flag, its values and the
+    value given; a list option (``given`` a sequence: each of its values) needs at least one value."""
+    from omnivchat.cli._app import fail
+
+    several = not isinstance(given, str)
+    values = list(given) if several else [given]
+    wrong = [v for v in values if v not in allowed]
+    if wrong or not values:
+        said = f"{flag} is {'|'.join(allowed)}" + (" (comma-separated)" if several else "")
+        raise fail(said + (f", not {wrong[0]!r}" if wrong else ""))
+
+
+def panel_members(config: "JudgesConfig", panel: str | None, judges_file: Path | None) -> list[str]:
+    """The judges ``--panel`` names: one judge of the file or 'rule' (the offline judge), else a panel of the file
+    (without --panel its 'default' panel, else every judge); with neither --judges nor --panel, the rule judge. A
+    panel named without its judges file is an error, never the rule judge in its place."""
+    from omnivchat.judges import RULE_JUDGE
+
+    if panel is not None and (panel in config.judges or panel == RULE_JUDGE):
+        return [panel]
+    return config.panel(panel) if judges_file is not None or panel else [RULE_JUDGE]
 
 
 def route_options(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -18,7 +18,9 @@ from omnivchat.cli._options import (
     NoKeyJudgesOption,
     OnlyJudgeOption,
     ProgressOption,
+    check_choice,
     note_placeholder_judges,
+    panel_members,
 )
 from omnivchat.cli._words import metric_lines
 from omnivchat.cli.calibrate import calibrate_command
@@ -173,16 +175,12 @@ def score_run(
     Items are counted against the bench: a run with items that have no reply is incomplete, which ends the
     command with status 1 unless ``allow_incomplete`` (scores.json is written either way, marked incomplete)."""
     from omnivchat.benchmarks.native import collect_scores, prompt_labels, run_bench, write_scores
-    from omnivchat.judges import RULE_JUDGE, load_judges
+    from omnivchat.judges import load_judges
     from omnivchat.scoring import table1_row
 
-    if aggregate not in ("mean", "majority"):
-        raise fail("--aggregate must be 'mean' or 'majority'")
+    check_choice("--aggregate", aggregate, ("mean", "majority"))
     config = load_judges(judges)
-    if panel in config.judges or panel == RULE_JUDGE:
-        members = [panel]
-    else:
-        members = config.panel(panel) if (judges or panel) else [RULE_JUDGE]
+    members = panel_members(config, panel, judges)
     the_bench = run_bench(run_dir, bench, delivered_only=delivered_only)
     items = collect_scores(run_dir, the_bench, members, aggregate=aggregate, style_judge=style_judge)  # type: ignore[arg-type]
     row = table1_row([i.scored_reply() for i in items], style_graded=style_judge is not None)

@@ -16,6 +16,7 @@ from omnivchat.cli._options import (
     OnlyJudgeOption,
     ProgressOption,
     RouteOptions,
+    check_choice,
     note_placeholder_judges,
     route_options,
 )
@@ -110,8 +111,7 @@ def evaluate_command(
     from omnivchat.socialomni import write_summary
 
     chosen = [t.strip() for t in tasks.split(",") if t.strip()]
-    if not chosen or any(t not in ("who", "when", "how") for t in chosen):
-        raise fail("--tasks takes who, when and how")
+    check_choice("--tasks", chosen, ("who", "when", "how"))
     if not route.base_url and route.endpoints is None and os.environ.get("OPENAI_API_BASE"):
         route = dataclasses.replace(route, base_url=[os.environ["OPENAI_API_BASE"]])
     source = Source(data=annotations, media=media, tasks=tuple(chosen), limit=limit, prompts=prompt_cards)
