@@ -7,12 +7,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Concatenate, ParamSpec, TypeVar
 
 import typer
 
 if TYPE_CHECKING:
     from omnivchat.judges import JudgesConfig
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class Thinking(StrEnum):
@@ -214,10 +217,11 @@ def panel_members(config: "JudgesConfig", panel: str | None, judges_file: Path |
     return config.panel(panel) if judges_file is not None or panel else [RULE_JUDGE]
 
 
-def route_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Give ``command`` every route flag; it receives them as one ``route: RouteOptions`` argument.
+def route_options(command: Callable[Concatenate[RouteOptions, P], R]) -> Callable[P, R]:
+    """Give ``command`` every route flag; it receives them as one ``RouteOptions``, its first parameter ``route``.
 
-    The flags are added to the command's signature (typer reads it), after the command's own parameters.
+    The flags are added to the command's signature (typer reads it), after the command's own parameters; typer
+    passes every parameter by name, the flags among them.
     """
     signature = inspect.signature(command, eval_str=True)  # typer reads a given __signature__ as it is
     own = [p for name, p in signature.parameters.items() if name != "route"]
@@ -228,14 +232,15 @@ def route_options(command: Callable[..., Any]) -> Callable[..., Any]:
     names = [f.name for f in fields(RouteOptions)]
 
     @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        options = RouteOptions(**{name: kwargs.pop(name) for name in names if name in kwargs})
-        return command(*args, route=options, **kwargs)
+    def with_route(*args: P.args, **kwargs: P.kwargs) -> R:
+        flags: dict[str, Any] = {name: kwargs.pop(name) for name in names if name in kwargs}
+        return command(RouteOptions(**flags), *args, **kwargs)
 
-    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+    # typer reads __signature__, which a function's type does not declare: hence the ignore
+    with_route.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[*(p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own), *added]
     )
-    return wrapper
+    return with_route
 
 
 # Options several commands take, declared once so that a flag reads the same in every --help.

@@ -30,10 +30,10 @@ def _cell(value: dict[str, Any] | None) -> str:
 
 @route_options
 def calibrate_command(
+    route: RouteOptions,
     bench_dir: Annotated[Path, typer.Argument(help="Bench directory whose references are perturbed.")],
     panel: Annotated[str, typer.Option("--panel", help="Panel to calibrate ('rule': the offline judge, no key).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Calibration report (JSON).")],
-    route: RouteOptions,
     judges: Annotated[
         Path | None, typer.Option("--judges", help="Judges file (TOML or JSON): judges and panels.")
     ] = None,

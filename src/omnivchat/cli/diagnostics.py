@@ -98,10 +98,10 @@ def is_ablation_dir(path: Path) -> bool:
 
 @route_options
 def ablate_command(
+    route: RouteOptions,
     bench: DataOption,
     model: Annotated[str, typer.Option("--model", help="Model id (see `omnivchat eval --help`).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the four condition runs.")],
-    route: RouteOptions,
     benchmark: BenchmarkOption = "omnivchat",
     media: MediaOption = None,
     media_root: MediaRootOption = None,
@@ -236,8 +236,8 @@ def ablate_command(
 
 @route_options
 def check_route_command(
-    model: Annotated[str, typer.Option("--model", help="Model id to check.")],
     route: RouteOptions,
+    model: Annotated[str, typer.Option("--model", help="Model id to check.")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="JSON file for the result.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
 ) -> None:

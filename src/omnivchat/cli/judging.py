@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -24,6 +24,10 @@ from omnivchat.cli._options import (
 )
 from omnivchat.cli._words import metric_lines
 from omnivchat.cli.calibrate import calibrate_command
+
+if TYPE_CHECKING:
+    from omnivchat.benchmarks import Benchmark
+    from omnivchat.scoring import Table1Row
 
 judges_app = typer.Typer(help="Judge studies.", no_args_is_help=True)
 
@@ -259,12 +263,12 @@ def agree_command(
     console.print(f"wrote {path}")
 
 
-def print_table1(row: object, title: str) -> dict:
+def print_table1(row: Table1Row, title: str) -> dict[str, Any]:
     """Print a Table 1 row with the counts behind it; return its values."""
     from omnivchat.scoring import TABLE1_COLUMNS
 
-    values = row.model_dump()  # type: ignore[attr-defined]
-    incomplete = row.incompleteness()  # type: ignore[attr-defined]
+    values = row.model_dump()
+    incomplete = row.incompleteness()
     if incomplete is not None:
         title = f"{title} [bold red]INCOMPLETE[/]"
     table = Table(title=title, title_justify="left")
@@ -386,7 +390,7 @@ def score_command(
 
 
 def score_benchmark_run(
-    benchmark: object,
+    benchmark: Benchmark[Any],
     run_dir: Path,
     judging: Path | None,
     allow_incomplete: bool,
@@ -398,8 +402,8 @@ def score_benchmark_run(
     from omnivchat.benchmarks import SPOKEN_METRIC, ScoreOptions, save_scores
 
     options = ScoreOptions(judging=judging, asr=asr, asr_wer=asr_wer)
-    scores = benchmark.score(None, run_dir, options)  # type: ignore[attr-defined]
-    console.print(f"[bold]{benchmark.name}[/] run {run_dir}")  # type: ignore[attr-defined]
+    scores = benchmark.score(None, run_dir, options)
+    console.print(f"[bold]{benchmark.name}[/] run {run_dir}")
     for line in metric_lines(scores.metrics):
         console.print(f"  {line}", highlight=False, markup=False)
     spoken = scores.metrics.get(SPOKEN_METRIC)
@@ -415,7 +419,7 @@ def score_benchmark_run(
         err_console.print(f"[bold yellow]{escape(scores.incomplete)}[/]", highlight=False)
         if not allow_incomplete:
             raise typer.Exit(code=1)
-    return benchmark.name, scores.model_dump(mode="json")  # type: ignore[attr-defined]
+    return benchmark.name, scores.model_dump(mode="json")
 
 
 def spoken_line(spoken: dict) -> str:

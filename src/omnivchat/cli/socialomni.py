@@ -80,6 +80,7 @@ def task_lines(summary: SocialOmniSummary) -> list[str]:
 @socialomni_app.command("evaluate")
 @route_options
 def evaluate_command(
+    route: RouteOptions,
     annotations: Annotated[
         Path, typer.Option("--annotations", help="Folder with level_1/dataset.json and level_2/annotations_200.json.")
     ],
@@ -88,7 +89,6 @@ def evaluate_command(
     model: Annotated[
         str, typer.Option("--model", help="Model id, e.g. gemini-3.8-flash or dashscope/qwen3.8-omni-flash.")
     ],
-    route: RouteOptions,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight at most.")] = 8,
     tasks: Annotated[
         str, typer.Option("--tasks", help="Comma-separated, run in the order when, how, who.")
