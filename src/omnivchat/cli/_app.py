@@ -17,6 +17,8 @@ from typer.core import TyperGroup
 from omnivchat.errors import Interrupted, OmnivchatError
 
 if TYPE_CHECKING:
+    from rich.console import HighlighterType, JustifyMethod, OverflowMethod
+    from rich.style import Style
     from typer._click.core import Context  # typer ships its own click: its Context is the one invoke takes
 
 # C0 and C1 controls, DEL and ESC; newline and tab are layout, kept.
@@ -34,9 +36,29 @@ class SafeConsole(Console):
     shown as what it is, controls escaped (:func:`printable`); only rich's own control segments pass as they are.
     Data put into markup still needs ``escape`` (so that an id's "[bold]" is shown, not applied)."""
 
-    def render_str(self, text: str, **kwargs: Any) -> Text:
+    def render_str(
+        self,
+        text: str,
+        *,
+        style: str | Style = "",
+        justify: JustifyMethod | None = None,
+        overflow: OverflowMethod | None = None,
+        emoji: bool | None = None,
+        markup: bool | None = None,
+        highlight: bool | None = None,
+        highlighter: HighlighterType | None = None,
+    ) -> Text:
         # Before layout, so that a table measures the escaped text (a cell is never cut inside an escape).
-        return super().render_str(printable(text), **kwargs)
+        return super().render_str(
+            printable(text),
+            style=style,
+            justify=justify,
+            overflow=overflow,
+            emoji=emoji,
+            markup=markup,
+            highlight=highlight,
+            highlighter=highlighter,
+        )
 
     def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
         for segment in super().render(renderable, options):

@@ -3,13 +3,19 @@
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Concatenate, ParamSpec, TypeVar
 
 import typer
+
+if TYPE_CHECKING:
+    from omnivchat.judges import JudgesConfig
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class Thinking(StrEnum):
@@ -187,10 +193,35 @@ def note_placeholder_judges(config: Any, names: Any = None) -> None:
             note(f"judge {name!r}: its key {PLACEHOLDER}")
 
 
-def route_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Give ``command`` every route flag; it receives them as one ``route: RouteOptions`` argument.
+def check_choice(flag: str, given: str | Sequence[str], allowed: Sequence[str]) -> None:
+    """Refuse a value of ``flag`` that is not one of ``allowed`` as one line naming the flag, its values and the
+    value given; a list option (``given`` a sequence: each of its values) needs at least one value."""
+    from omnivchat.cli._app import fail
 
-    The flags are added to the command's signature (typer reads it), after the command's own parameters.
+    several = not isinstance(given, str)
+    values = list(given) if several else [given]
+    wrong = [v for v in values if v not in allowed]
+    if wrong or not values:
+        said = f"{flag} is {'|'.join(allowed)}" + (" (comma-separated)" if several else "")
+        raise fail(said + (f", not {wrong[0]!r}" if wrong else ""))
+
+
+def panel_members(config: "JudgesConfig", panel: str | None, judges_file: Path | None) -> list[str]:
+    """The judges ``--panel`` names: one judge of the file or 'rule' (the offline judge), else a panel of the file
+    (without --panel its 'default' panel, else every judge); with neither --judges nor --panel, the rule judge. A
+    panel named without its judges file is an error, never the rule judge in its place."""
+    from omnivchat.judges import RULE_JUDGE
+
+    if panel is not None and (panel in config.judges or panel == RULE_JUDGE):
+        return [panel]
+    return config.panel(panel) if judges_file is not None or panel else [RULE_JUDGE]
+
+
+def route_options(command: Callable[Concatenate[RouteOptions, P], R]) -> Callable[P, R]:
+    """Give ``command`` every route flag; it receives them as one ``RouteOptions``, its first parameter ``route``.
+
+    The flags are added to the command's signature (typer reads it), after the command's own parameters; typer
+    passes every parameter by name, the flags among them.
     """
     signature = inspect.signature(command, eval_str=True)  # typer reads a given __signature__ as it is
     own = [p for name, p in signature.parameters.items() if name != "route"]
@@ -201,14 +232,15 @@ def route_options(command: Callable[..., Any]) -> Callable[..., Any]:
     names = [f.name for f in fields(RouteOptions)]
 
     @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        options = RouteOptions(**{name: kwargs.pop(name) for name in names if name in kwargs})
-        return command(*args, route=options, **kwargs)
+    def with_route(*args: P.args, **kwargs: P.kwargs) -> R:
+        flags: dict[str, Any] = {name: kwargs.pop(name) for name in names if name in kwargs}
+        return command(RouteOptions(**flags), *args, **kwargs)
 
-    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+    # typer reads __signature__, which a function's type does not declare: hence the ignore
+    with_route.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=[*(p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own), *added]
     )
-    return wrapper
+    return with_route
 
 
 # Options several commands take, declared once so that a flag reads the same in every --help.

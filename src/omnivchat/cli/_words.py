@@ -16,7 +16,7 @@ _WORDS = {
 _FIGURE = ("n", "correct", "accuracy", "ci_low", "ci_high", "unparsed", "clusters", "se_clustered", "se_naive")
 
 
-def shown(value: object) -> str:
+def shown(value: float | str | None) -> str:
     """A number with 3 decimals, — for none, anything else as it is."""
     if value is None:
         return "—"

@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 
 from omnivchat.cli._app import RETRY_ATTEMPTS, console, fail
-from omnivchat.cli._options import ProgressOption, RouteOptions, route_options
+from omnivchat.cli._options import ProgressOption, RouteOptions, panel_members, route_options
 
 
 class StructuredOutput(StrEnum):
@@ -30,10 +30,10 @@ def _cell(value: dict[str, Any] | None) -> str:
 
 @route_options
 def calibrate_command(
+    route: RouteOptions,
     bench_dir: Annotated[Path, typer.Argument(help="Bench directory whose references are perturbed.")],
     panel: Annotated[str, typer.Option("--panel", help="Panel to calibrate ('rule': the offline judge, no key).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Calibration report (JSON).")],
-    route: RouteOptions,
     judges: Annotated[
         Path | None, typer.Option("--judges", help="Judges file (TOML or JSON): judges and panels.")
     ] = None,
@@ -78,14 +78,14 @@ def calibrate_command(
     from omnivchat._files import check_output_file, write_text_atomic
     from omnivchat.bench import BenchError, load_bench
     from omnivchat.errors import OmnivchatError
-    from omnivchat.judges import RULE_JUDGE, Director, calibrate, load_judges
+    from omnivchat.judges import Director, calibrate, load_judges
     from omnivchat.runs import run_lock
 
     check_output_file(output, inputs=[judges], force=force or _is_calibration(output))
     folder = output.with_suffix("") if output.suffix else output.with_name(output.name + ".d")
     try:
         config = load_judges(judges)
-        names = [RULE_JUDGE] if panel == RULE_JUDGE and panel not in config.panels else config.panel(panel)
+        names = panel_members(config, panel, judges)
         bench = load_bench(bench_dir)
         writer = None
         if director is not None:

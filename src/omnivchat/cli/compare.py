@@ -9,19 +9,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from omnivchat.cli._app import console, err_console, fail, warn
+from omnivchat.cli._app import console, err_console, warn
+from omnivchat.cli._options import check_choice, panel_members
 
 SHOWN = 20  # items listed per group on the terminal; comparison.json lists them all
-
-
-def _members(judges: Path | None, panel: str | None) -> list[str]:
-    """The judges that score both runs: one judge, a panel of the judges file, or the offline rule judge."""
-    from omnivchat.judges import RULE_JUDGE, load_judges
-
-    config = load_judges(judges)
-    if panel in config.judges or panel == RULE_JUDGE:
-        return [str(panel)]
-    return config.panel(panel) if (judges or panel) else [RULE_JUDGE]
 
 
 def _num(value: float | None, digits: int = 3, sign: bool = False) -> str:
@@ -88,11 +79,11 @@ def compare_command(
     from omnivchat.diagnostics import compare_runs, write_comparison
     from omnivchat.judges import load_judges
 
-    if aggregate not in ("mean", "majority"):
-        raise fail("--aggregate must be 'mean' or 'majority'")
+    check_choice("--aggregate", aggregate, ("mean", "majority"))
     if output is not None:
         check_output_file(output, inputs=[judges, run_a, run_b], force=force)
-    options = ScoreOptions(config=load_judges(judges), panel=_members(judges, panel), aggregate=aggregate)
+    config = load_judges(judges)
+    options = ScoreOptions(config=config, panel=panel_members(config, panel, judges), aggregate=aggregate)
     with err_console.status("comparing") as status:  # a CompareError ends the command as one line
         result = compare_runs(
             run_a,

@@ -21,7 +21,9 @@ from omnivchat.cli._options import (
     ProgressOption,
     RouteOptions,
     SplitOption,
+    check_choice,
     media_roots,
+    panel_members,
     route_options,
 )
 
@@ -96,10 +98,10 @@ def is_ablation_dir(path: Path) -> bool:
 
 @route_options
 def ablate_command(
+    route: RouteOptions,
     bench: DataOption,
     model: Annotated[str, typer.Option("--model", help="Model id (see `omnivchat eval --help`).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for the four condition runs.")],
-    route: RouteOptions,
     benchmark: BenchmarkOption = "omnivchat",
     media: MediaOption = None,
     media_root: MediaRootOption = None,
@@ -158,8 +160,9 @@ def ablate_command(
     from omnivchat.diagnostics.grid import check_judges, grid_tasks, run_grid, self_check, write_ablation
     from omnivchat.judges import RULE_JUDGE, load_judges
 
-    if neither not in ("blank", "none") or video_only not in ("mute", "strip") or aggregate not in ("mean", "majority"):
-        raise fail("--neither is blank|none, --video-only is mute|strip, --aggregate is mean|majority")
+    check_choice("--neither", neither, ("blank", "none"))
+    check_choice("--video-only", video_only, ("mute", "strip"))
+    check_choice("--aggregate", aggregate, ("mean", "majority"))
     check_output_dir(output, ours=is_ablation_dir, kind="an ablation directory")
     the_benchmark = get_benchmark(benchmark)
     source = Source(
@@ -174,10 +177,7 @@ def ablate_command(
     )
     dataset = the_benchmark.load(source)
     config = load_judges(judges)
-    if panel in config.judges or panel == RULE_JUDGE:
-        members = [panel]
-    else:  # a panel named without its judges file is an error, never the rule judge in its place
-        members = config.panel(panel) if judges or panel else [RULE_JUDGE]
+    members = panel_members(config, panel, judges)
 
     def make_route() -> Route:
         made: Route = route.route(model)
@@ -237,8 +237,8 @@ def ablate_command(
 
 @route_options
 def check_route_command(
-    model: Annotated[str, typer.Option("--model", help="Model id to check.")],
     route: RouteOptions,
+    model: Annotated[str, typer.Option("--model", help="Model id to check.")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="JSON file for the result.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
 ) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -18,10 +18,16 @@ from omnivchat.cli._options import (
     NoKeyJudgesOption,
     OnlyJudgeOption,
     ProgressOption,
+    check_choice,
     note_placeholder_judges,
+    panel_members,
 )
 from omnivchat.cli._words import metric_lines
 from omnivchat.cli.calibrate import calibrate_command
+
+if TYPE_CHECKING:
+    from omnivchat.benchmarks import Benchmark
+    from omnivchat.scoring import Table1Row
 
 judges_app = typer.Typer(help="Judge studies.", no_args_is_help=True)
 
@@ -173,16 +179,12 @@ def score_run(
     Items are counted against the bench: a run with items that have no reply is incomplete, which ends the
     command with status 1 unless ``allow_incomplete`` (scores.json is written either way, marked incomplete)."""
     from omnivchat.benchmarks.native import collect_scores, prompt_labels, run_bench, write_scores
-    from omnivchat.judges import RULE_JUDGE, load_judges
+    from omnivchat.judges import load_judges
     from omnivchat.scoring import table1_row
 
-    if aggregate not in ("mean", "majority"):
-        raise fail("--aggregate must be 'mean' or 'majority'")
+    check_choice("--aggregate", aggregate, ("mean", "majority"))
     config = load_judges(judges)
-    if panel in config.judges or panel == RULE_JUDGE:
-        members = [panel]
-    else:
-        members = config.panel(panel) if (judges or panel) else [RULE_JUDGE]
+    members = panel_members(config, panel, judges)
     the_bench = run_bench(run_dir, bench, delivered_only=delivered_only)
     items = collect_scores(run_dir, the_bench, members, aggregate=aggregate, style_judge=style_judge)  # type: ignore[arg-type]
     row = table1_row([i.scored_reply() for i in items], style_graded=style_judge is not None)
@@ -261,12 +263,12 @@ def agree_command(
     console.print(f"wrote {path}")
 
 
-def print_table1(row: object, title: str) -> dict:
+def print_table1(row: Table1Row, title: str) -> dict[str, Any]:
     """Print a Table 1 row with the counts behind it; return its values."""
     from omnivchat.scoring import TABLE1_COLUMNS
 
-    values = row.model_dump()  # type: ignore[attr-defined]
-    incomplete = row.incompleteness()  # type: ignore[attr-defined]
+    values = row.model_dump()
+    incomplete = row.incompleteness()
     if incomplete is not None:
         title = f"{title} [bold red]INCOMPLETE[/]"
     table = Table(title=title, title_justify="left")
@@ -388,7 +390,7 @@ def score_command(
 
 
 def score_benchmark_run(
-    benchmark: object,
+    benchmark: Benchmark[Any],
     run_dir: Path,
     judging: Path | None,
     allow_incomplete: bool,
@@ -400,8 +402,8 @@ def score_benchmark_run(
     from omnivchat.benchmarks import SPOKEN_METRIC, ScoreOptions, save_scores
 
     options = ScoreOptions(judging=judging, asr=asr, asr_wer=asr_wer)
-    scores = benchmark.score(None, run_dir, options)  # type: ignore[attr-defined]
-    console.print(f"[bold]{benchmark.name}[/] run {run_dir}")  # type: ignore[attr-defined]
+    scores = benchmark.score(None, run_dir, options)
+    console.print(f"[bold]{benchmark.name}[/] run {run_dir}")
     for line in metric_lines(scores.metrics):
         console.print(f"  {line}", highlight=False, markup=False)
     spoken = scores.metrics.get(SPOKEN_METRIC)
@@ -417,7 +419,7 @@ def score_benchmark_run(
         err_console.print(f"[bold yellow]{escape(scores.incomplete)}[/]", highlight=False)
         if not allow_incomplete:
             raise typer.Exit(code=1)
-    return benchmark.name, scores.model_dump(mode="json")  # type: ignore[attr-defined]
+    return benchmark.name, scores.model_dump(mode="json")
 
 
 def spoken_line(spoken: dict) -> str:

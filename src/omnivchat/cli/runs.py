@@ -47,13 +47,13 @@ runs_app = typer.Typer(help="Inspect run directories.", no_args_is_help=True)
 
 @route_options
 def eval_command(
+    route: RouteOptions,
     bench: DataOption,
     model: Annotated[
         str,
         typer.Option("--model", help="Model id, e.g. qwen3-omni-flash, Qwen/Qwen3-Omni-30B-A3B-Instruct, sim:healthy."),
     ],
     output: Annotated[Path, typer.Option("--output", "-o", help="Run directory (created, or resumed when identical).")],
-    route: RouteOptions,
     benchmark: BenchmarkOption = "omnivchat",
     media: MediaOption = None,
     media_root: MediaRootOption = None,

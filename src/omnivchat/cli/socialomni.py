@@ -18,6 +18,7 @@ from omnivchat.cli._options import (
     OnlyJudgeOption,
     ProgressOption,
     RouteOptions,
+    check_choice,
     note_placeholder_judges,
     route_options,
 )
@@ -64,6 +65,7 @@ def task_lines(summary: SocialOmniSummary) -> list[str]:
 @socialomni_app.command("evaluate")
 @route_options
 def evaluate_command(
+    route: RouteOptions,
     annotations: Annotated[
         Path, typer.Option("--annotations", help="Folder with level_1/dataset.json and level_2/annotations_200.json.")
     ],
@@ -72,7 +74,6 @@ def evaluate_command(
     model: Annotated[
         str, typer.Option("--model", help="Model id, e.g. gemini-3.8-flash or dashscope/qwen3.8-omni-flash.")
     ],
-    route: RouteOptions,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight at most.")] = 8,
     tasks: Annotated[
         str, typer.Option("--tasks", help="Comma-separated, run in the order when, how, who.")
@@ -95,8 +96,7 @@ def evaluate_command(
     from omnivchat.socialomni import write_summary
 
     chosen = [t.strip() for t in tasks.split(",") if t.strip()]
-    if not chosen or any(t not in ("who", "when", "how") for t in chosen):
-        raise fail("--tasks takes who, when and how")
+    check_choice("--tasks", chosen, ("who", "when", "how"))
     if not route.base_url and route.endpoints is None and os.environ.get("OPENAI_API_BASE"):
         route = dataclasses.replace(route, base_url=[os.environ["OPENAI_API_BASE"]])
     source = Source(data=annotations, media=media, tasks=tuple(chosen), limit=limit, prompts=prompt_cards)
