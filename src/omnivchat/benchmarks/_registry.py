@@ -11,6 +11,7 @@ from __future__ import annotations
 from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from omnivchat._files import loads_json, read_text, validate_file
 from omnivchat.benchmarks._protocol import Benchmark
@@ -20,7 +21,7 @@ from omnivchat.runs import Manifest
 ENTRY_POINTS = "omnivchat.benchmarks"
 SHIPPED = "omnivchat"  # the package of the benchmarks omnivchat itself registers
 
-_REGISTRY: dict[str, Benchmark] = {}
+_REGISTRY: dict[str, Benchmark[Any]] = {}
 _PACKAGES: dict[str, str] = {}  # benchmark name -> the distribution that registered it
 _plugins_loaded = False
 
@@ -33,7 +34,7 @@ class BenchmarkPluginError(OmnivchatError):
     """An installed package's ``omnivchat.benchmarks`` entry point that does not load, or is no benchmark."""
 
 
-def register(benchmark: Benchmark) -> Benchmark:
+def register(benchmark: Benchmark[Any]) -> Benchmark[Any]:
     """Add ``benchmark`` under its name (a second one with the same name replaces nothing: it is refused)."""
     if not isinstance(benchmark, Benchmark):
         raise TypeError(f"{benchmark!r} does not implement the Benchmark protocol")
@@ -70,7 +71,7 @@ def load_plugins(*, reload: bool = False) -> None:
             _PACKAGES[name] = package
 
 
-def registered() -> dict[str, Benchmark]:
+def registered() -> dict[str, Benchmark[Any]]:
     """Every registered benchmark by name, in registration order (omnivchat's, then the plugins')."""
     load_plugins()
     return dict(_REGISTRY)
@@ -82,7 +83,7 @@ def package_of(name: str) -> str:
     return _PACKAGES.get(name, SHIPPED)
 
 
-def get_benchmark(name: str) -> Benchmark:
+def get_benchmark(name: str) -> Benchmark[Any]:
     load_plugins()
     if name not in _REGISTRY:
         raise UnknownBenchmark(f"no benchmark named {name!r}; registered: {', '.join(_REGISTRY)}")
@@ -110,7 +111,7 @@ def read_run_manifest(run_dir: Path) -> Manifest:
     return validate_file(Manifest, data, path, "run manifest", error=UnknownBenchmark)
 
 
-def benchmark_of(run_dir: Path) -> Benchmark:
+def benchmark_of(run_dir: Path) -> Benchmark[Any]:
     """The benchmark that made ``run_dir``: by the manifest's ``benchmark`` name, else by its protocol (runs made
     before names were recorded)."""
     manifest = read_run_manifest(run_dir)

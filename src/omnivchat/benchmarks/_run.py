@@ -26,7 +26,7 @@ from omnivchat.runs import (
 
 
 def _work(
-    benchmark: Benchmark, dataset: object, route: Route, work_dir: Path, options: RunOptions
+    benchmark: Benchmark[Any], dataset: object, route: Route, work_dir: Path, options: RunOptions
 ) -> tuple[Manifest | dict[str, Any], list[TaskWork]]:
     """The run's manifest and its requests, task by task (built later, on threads; media work goes in
     ``work_dir``)."""
@@ -63,7 +63,7 @@ def _work(
     return manifest, work
 
 
-def estimate(benchmark: Benchmark, dataset: object, route: Route, run_dir: Path, options: RunOptions) -> DryRun:
+def estimate(benchmark: Benchmark[Any], dataset: object, route: Route, run_dir: Path, options: RunOptions) -> DryRun:
     """The dry run of :func:`evaluate`: every request built and prepared as the run would, counted and its cost
     estimated; nothing is sent and nothing is written into ``run_dir`` (media a benchmark cuts go to a temporary
     folder, removed after). An existing ``run_dir`` must hold this run; its answered requests are left out."""
@@ -74,7 +74,7 @@ def estimate(benchmark: Benchmark, dataset: object, route: Route, run_dir: Path,
 
 @writes_run_dir("run_dir", "eval")  # one writer per run directory, before its manifest is read or written
 def evaluate(
-    benchmark: Benchmark,
+    benchmark: Benchmark[Any],
     dataset: object,
     source: Source,
     route: Route,

@@ -27,6 +27,8 @@ from omnivchat.cli.calibrate import calibrate_command
 
 if TYPE_CHECKING:
     from omnivchat.benchmarks import Benchmark
+    from omnivchat.benchmarks.native import ItemScore
+    from omnivchat.judges import Aggregate
     from omnivchat.scoring import Table1Row
 
 judges_app = typer.Typer(help="Judge studies.", no_args_is_help=True)
@@ -152,7 +154,7 @@ def judge_command(
         raise typer.Exit(code=1)
 
 
-def print_unscored(items: list) -> None:
+def print_unscored(items: list[ItemScore]) -> None:
     """Unscored items grouped by why (not run, request failed, verdict missing...), with the first reason."""
     counts: dict[str, int] = {}
     first: dict[str, str] = {}
@@ -173,7 +175,7 @@ def score_run(
     style_judge: str | None,
     allow_incomplete: bool = False,
     delivered_only: bool = False,
-) -> tuple[str, dict]:
+) -> tuple[str, dict[str, Any]]:
     """Table 1 row of a run under a panel (or one judge), from stored verdicts; prints it and the unscored.
 
     Items are counted against the bench: a run with items that have no reply is incomplete, which ends the
@@ -183,10 +185,11 @@ def score_run(
     from omnivchat.scoring import table1_row
 
     check_choice("--aggregate", aggregate, ("mean", "majority"))
+    how: Aggregate = "majority" if aggregate == "majority" else "mean"
     config = load_judges(judges)
     members = panel_members(config, panel, judges)
     the_bench = run_bench(run_dir, bench, delivered_only=delivered_only)
-    items = collect_scores(run_dir, the_bench, members, aggregate=aggregate, style_judge=style_judge)  # type: ignore[arg-type]
+    items = collect_scores(run_dir, the_bench, members, aggregate=how, style_judge=style_judge)
     row = table1_row([i.scored_reply() for i in items], style_graded=style_judge is not None)
     title = f"Table 1 row: {the_bench.info.name}, panel {'+'.join(members)} ({aggregate})"
     values = print_table1(row, title)
@@ -212,7 +215,7 @@ def score_run(
     return the_bench.info.name, {**values, "panel": members, "aggregate": aggregate}
 
 
-def print_rejected_since(rejected: dict, delivered_only: bool) -> None:
+def print_rejected_since(rejected: dict[str, Any], delivered_only: bool) -> None:
     """Name the run's instances that human inspection rejected after the run, and say whether they count."""
     if not rejected:
         return
@@ -397,7 +400,7 @@ def score_benchmark_run(
     *,
     asr: str | None = None,
     asr_wer: float | None = None,
-) -> tuple[str, dict]:
+) -> tuple[str, dict[str, Any]]:
     """Score a run of any benchmark through its protocol: print its metrics, write RUN_DIR/scores.json."""
     from omnivchat.benchmarks import SPOKEN_METRIC, ScoreOptions, save_scores
 
@@ -422,7 +425,7 @@ def score_benchmark_run(
     return benchmark.name, scores.model_dump(mode="json")
 
 
-def spoken_line(spoken: dict) -> str:
+def spoken_line(spoken: dict[str, Any]) -> str:
     """The spoken replies' accuracy with the ASR error band beside it, in one line."""
     accuracy, band = spoken.get("accuracy"), spoken.get("band")
     head = "spoken replies: accuracy " + ("n/a" if accuracy is None else f"{accuracy:.3f}")

@@ -130,17 +130,17 @@ def _aligned(scores: dict[str, list[ItemResult]]) -> tuple[list[ItemKey], dict[s
         for s in scores["both"]
         if all(by_condition[c].get((s.task, s.key)) is not None for c in CONDITIONS)
     ]
-    return ids, {c: [float(by_condition[c][i]) for i in ids] for c in CONDITIONS}  # type: ignore[arg-type]
+    return ids, {c: [float(by_condition[c][i]) for i in ids] for c in CONDITIONS}  # type: ignore[arg-type]  # the filter above keeps only ids scored under every condition
 
 
-def _data_info(benchmark: Benchmark, dataset: Any, n_items: int) -> dict[str, Any]:
+def _data_info(benchmark: Benchmark[Any], dataset: Any, n_items: int) -> dict[str, Any]:
     info = getattr(dataset, "info", None)  # a native bench names itself
     name = getattr(info, "name", benchmark.name)
     return {"benchmark": benchmark.name, "name": name, "version": getattr(info, "version", ""), "n_instances": n_items}
 
 
 def grid_tasks(
-    benchmark: Benchmark, dataset: Any, *, task: str | None = None, chance: float | None = None
+    benchmark: Benchmark[Any], dataset: Any, *, task: str | None = None, chance: float | None = None
 ) -> dict[str, float]:
     """The tasks the grid diagnoses, in the data's order, each with its chance level: checked right after loading,
     before any request is sent. Several tasks are pooled only when all are multiple choice (every chance above 0:
@@ -192,7 +192,7 @@ def run_grid(
     panel: list[str],
     config: JudgesConfig | None = None,
     aggregate: Literal["mean", "majority"] = "mean",
-    benchmark: Benchmark | None = None,
+    benchmark: Benchmark[Any] | None = None,
     source: Source | None = None,
     task: str | None = None,
     system_prompt: Path | None = None,

@@ -140,7 +140,7 @@ class ClipChecker:
                 tick()
         for path in paths:
             if path not in results:  # same bytes as its leader
-                leader = results[first[hashes[path]]]  # type: ignore[index]
+                leader = results[first[hashes[path]]]  # type: ignore[index]  # every hash's first path was probed, so its result is there
                 info = leader.info.model_copy(update={"path": str(path)}) if leader.info is not None else None
                 results[path] = leader.model_copy(update={"path": str(path), "info": info, "cached": True})
                 tick()

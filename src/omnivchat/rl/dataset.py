@@ -423,9 +423,9 @@ class ProcessorCounter:
     def _clip(self, clip: ClipMedia) -> int:
         if not self.media:
             return media_tokens_estimate(clip, self.estimate.model)
-        sizes = {"video_sizes": [(clip.frames, clip.height, clip.width)]}
+        sizes: dict[str, list[Any]] = {"video_sizes": [(clip.frames, clip.height, clip.width)]}
         if clip.audio_s > 0:
-            sizes["audio_lengths"] = [round(clip.audio_s * QWEN_AUDIO_RATE)]  # type: ignore[list-item]
+            sizes["audio_lengths"] = [round(clip.audio_s * QWEN_AUDIO_RATE)]
         data = self.processor._get_num_multimodal_tokens(**sizes)
         video = int(data["num_video_tokens"][0])
         audio = int(data["num_audio_tokens"][0]) if clip.audio_s > 0 else 0

@@ -203,7 +203,7 @@ class GeminiRoute:
             )
             # Redacted before the cut: the SDK's message can be a whole error page echoing the key.
             message = self._redactor.cut(f"HTTP {code}: {getattr(err, 'message', '') or ''}", 300)
-            raise RouteError(kind, message, http_status=code) from None  # type: ignore[arg-type]
+            raise RouteError(kind, message, http_status=code) from None  # type: ignore[arg-type]  # kind is one of RouteError's kinds, chosen above
         except Exception as err:  # the SDK's transport (httpx) errors: connection trouble, retryable
             raise RouteError("connection", self._redactor.cut(f"{type(err).__name__}: {err}", 300)) from None
         try:

@@ -22,7 +22,9 @@ from omnivchat.runs._export import (
 from omnivchat.runs._files import (
     EXPORT_SCHEMA,
     KNOWN_PROTOCOLS,
+    MANIFEST_FILE,
     NATIVE_BENCHMARK,
+    PROTOCOL,
     SOCIALOMNI_JUDGING_PROTOCOL,
     SOCIALOMNI_PROTOCOL,
     BenchIdentity,
@@ -48,8 +50,6 @@ from omnivchat.runs._files import (
 )
 from omnivchat.runs._lock import LOCK_FILE, LOCKING, LockHolder, RunLocked, lock_holder, run_lock, writes_run_dir
 from omnivchat.runs._manifest import (
-    MANIFEST_FILE,
-    PROTOCOL,
     ManifestMismatch,
     build_manifest,
     differences,

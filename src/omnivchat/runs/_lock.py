@@ -45,7 +45,7 @@ from omnivchat.runs._errors import RunError
 try:
     import fcntl
 except ImportError:  # Windows: no advisory locks between processes (see the module docstring)
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # Windows: the name is None there and checked before each use
 
 LOCK_FILE = ".lock"
 #: Seconds a writer retries a lock held by someone else before it fails: covers a reader's momentary probe.
@@ -257,14 +257,14 @@ def writes_run_dir(param: str, command: str) -> Callable[[F], F]:
                 with run_lock(where(args, kwargs), command):
                     return await fn(*args, **kwargs)
 
-            return locked_coroutine  # type: ignore[return-value]
+            return locked_coroutine  # type: ignore[return-value]  # the wrapper keeps fn's parameters; mypy cannot see that through the coroutine branch
 
         @functools.wraps(fn)
         def locked(*args: Any, **kwargs: Any) -> Any:
             with run_lock(where(args, kwargs), command):
                 return fn(*args, **kwargs)
 
-        return locked  # type: ignore[return-value]
+        return locked  # type: ignore[return-value]  # the wrapper keeps fn's parameters; mypy cannot see that through the coroutine branch
 
     return decorate
 

@@ -102,7 +102,7 @@ class Table1Row(BaseModel):
     n_empty_replies: int = 0
     n_style_graded: int = 0
 
-    @computed_field  # type: ignore[prop-decorator]
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's computed_field over a property, which mypy does not model
     @property
     def complete(self) -> bool:
         """Every item of the bench has a reply: no request failed and none was left unrun."""

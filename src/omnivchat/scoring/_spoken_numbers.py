@@ -6,7 +6,7 @@ words, digit runs, single CJK characters and punctuation; it never reads raw tex
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -357,8 +357,8 @@ _ZH_NOT_NUMBER = frozenset(
 )
 
 
-def _is_c(toks: Sequence[Tok], k: int, chars: object) -> bool:
-    return 0 <= k < len(toks) and toks[k].kind == "c" and toks[k].text in chars  # type: ignore[operator]
+def _is_c(toks: Sequence[Tok], k: int, chars: Container[str]) -> bool:
+    return 0 <= k < len(toks) and toks[k].kind == "c" and toks[k].text in chars
 
 
 def _zh_segment_value(items: list[tuple[str, Decimal]]) -> Decimal:

@@ -8,7 +8,8 @@ metrics, the three-judge panel, rescoring and exports. Protocol: SocialOmni's ho
 """
 
 from omnivchat.socialomni._cards import PromptCards, how_text, load_cards, when_text, who_text
-from omnivchat.socialomni._data import SocialOmniError, WhenItem, WhoItem, how_items, load_when, load_who
+from omnivchat.socialomni._data import WhenItem, WhoItem, how_items, load_when, load_who
+from omnivchat.socialomni._errors import SocialOmniError
 from omnivchat.socialomni._files import SocialOmniExport, SocialOmniSummary
 from omnivchat.socialomni._metrics import (
     HowMetrics,

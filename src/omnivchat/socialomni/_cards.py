@@ -24,7 +24,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from omnivchat.prompts import SHIPPED, prompt_label
-from omnivchat.socialomni._data import SocialOmniError, WhenItem, WhoItem
+from omnivchat.socialomni._data import WhenItem, WhoItem
+from omnivchat.socialomni._errors import SocialOmniError
 
 TASKS = ("who", "when", "how")
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from omnivchat.socialomni._data import SocialOmniError
+from omnivchat.socialomni._errors import SocialOmniError
 
 #: The five scores a judge may give.
 SCORE_VALUES = (0, 25, 50, 75, 100)
@@ -274,7 +274,7 @@ def how_metrics(
         if not _valid_panel(scores):
             failures.append({"item": item, "phase": "judging"})
         else:
-            quality[item] = sum(scores) / PANEL_SIZE  # type: ignore[arg-type]
+            quality[item] = sum(scores) / PANEL_SIZE  # type: ignore[arg-type]  # no None here: the branch above took items with a missing score
         if predicted_yes.get(item, False):
             covered.append(item)
     phases = [f["phase"] for f in failures]

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 
-from omnivchat.socialomni._data import SocialOmniError
+from omnivchat.socialomni._errors import SocialOmniError
 
 JUDGE_PROMPT = "judge_prompt.txt"
 JUDGE_FIELDS = frozenset({"context", "target_question", "reference", "candidate"})

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from omnivchat._canonical import sha256_json
 from omnivchat._files import write_model, write_text_atomic
@@ -57,7 +57,6 @@ from omnivchat.socialomni._data import (
     HOW_COUNT,
     WHEN_COUNT,
     WHO_COUNT,
-    SocialOmniError,
     WhenItem,
     WhoItem,
     file_sha256,
@@ -65,6 +64,7 @@ from omnivchat.socialomni._data import (
     load_when,
     load_who,
 )
+from omnivchat.socialomni._errors import SocialOmniError
 from omnivchat.socialomni._files import (
     ClassificationMetrics,
     ExportItem,
@@ -398,7 +398,7 @@ def load_contexts(path: Path) -> dict[str, dict[str, str]]:
     ]
     if missing:
         raise SocialOmniError(f"{path}: entries without context/target_question/reference: {', '.join(missing[:5])}")
-    return data
+    return cast("dict[str, dict[str, str]]", data)
 
 
 def load_judge_config(path: Path, panel: str, *, no_key: bool = False) -> list[dict[str, Any]]:
@@ -502,7 +502,7 @@ def quality_metrics(
             continue
         empty[key] = not r["candidate"].strip()
         got = [scores.get(key, {}).get(j) for j in judges]
-        qualities[key] = None if empty[key] or any(s is None for s in got) else [int(s) for s in got]  # type: ignore[arg-type]
+        qualities[key] = None if empty[key] or any(s is None for s in got) else [int(s) for s in got]  # type: ignore[arg-type]  # no None in got here: the condition's first half took that case
     known = set(expected) if expected is not None else {r["key"] for r in records}
     yes = {k: v for k, v in predicted_yes.items() if k in known}
     return how_metrics(

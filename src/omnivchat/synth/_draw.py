@@ -47,7 +47,7 @@ def rgb(color: str | tuple[int, int, int]) -> RGB:
 
 
 def _shade(color: RGB, factor: float) -> RGB:
-    return tuple(max(0, min(255, round(c * factor))) for c in color)  # type: ignore[return-value]
+    return tuple(max(0, min(255, round(c * factor))) for c in color)  # type: ignore[return-value]  # three channels in, three out
 
 
 def _luma(color: RGB) -> float:
@@ -60,7 +60,7 @@ def font(size: int, cjk: bool = False) -> FreeTypeFont:
     path = os.environ.get("OMNIVCHAT_CJK_FONT")
     if cjk and path:
         return ImageFont.truetype(path, size=size)
-    return ImageFont.load_default(size=size)  # type: ignore[return-value]
+    return ImageFont.load_default(size=size)  # type: ignore[return-value]  # Pillow types load_default as either font class; both draw the same
 
 
 def object_box(spec: SceneSpec, obj: SceneObject) -> tuple[int, int, int, int]:

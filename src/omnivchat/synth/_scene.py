@@ -317,7 +317,7 @@ def cjk_font_available() -> bool:
     import os
 
     path = os.environ.get("OMNIVCHAT_CJK_FONT")
-    return bool(path) and os.path.isfile(path)  # type: ignore[arg-type]
+    return bool(path) and os.path.isfile(path or "")
 
 
 # ------------------------------------------------------------------------------------------ geometry

@@ -183,7 +183,7 @@ def align_words(text: str, events: list[list[Any]], x: np.ndarray, sr: int) -> l
     anchor_samples = [starts[i] for i in known] + [float(total)]
     for i, (_w, s, _e) in enumerate(tokens):
         if starts[i] is None:
-            starts[i] = float(np.interp(s, anchor_chars, anchor_samples))  # type: ignore[arg-type]
+            starts[i] = float(np.interp(s, anchor_chars, anchor_samples))  # type: ignore[arg-type]  # a scalar position; numpy's stubs ask for an array-like
     # Keep starts monotonic (espeak's events always are; interpolation between them is too).
     fixed: list[int] = []
     for start in starts:

@@ -978,7 +978,7 @@ def spawn_loopback(
     assert proc.stdout is not None
     first: list[bytes] = []
     # readline has no timeout; a short-lived reader thread gives it one (it ends when the child does).
-    reader = threading.Thread(target=lambda: first.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+    reader = threading.Thread(target=lambda: first.append(proc.stdout.readline()), daemon=True)  # type: ignore[union-attr]  # stdout is a pipe: the child was started with stdout=PIPE
     reader.start()
     reader.join(startup_timeout)
     line = first[0].decode().strip() if first else ""

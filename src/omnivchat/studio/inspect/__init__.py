@@ -11,7 +11,7 @@ leaves the delivered set (``omnivchat.bench.load_bench`` skips it). See docs/stu
 """
 
 from omnivchat.studio.inspect._app import HOST, make_app
-from omnivchat.studio.inspect._lock import LOCK_FILE, InspectLocked
+from omnivchat.studio.inspect._lock import LOCK_FILE, InspectError, InspectLocked
 from omnivchat.studio.inspect._log import (
     MAX_BODY_BYTES,
     MAX_REASON_CHARS,
@@ -19,7 +19,7 @@ from omnivchat.studio.inspect._log import (
     DecisionLog,
     parse_decision,
 )
-from omnivchat.studio.inspect._server import DEFAULT_PORT, InspectError, InspectServer, open_bench
+from omnivchat.studio.inspect._server import DEFAULT_PORT, InspectServer, open_bench
 from omnivchat.studio.inspect._views import instance_view, media_file, served_clips, trace_view
 
 __all__ = [

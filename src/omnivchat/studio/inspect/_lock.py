@@ -21,7 +21,7 @@ from omnivchat.errors import OmnivchatError
 try:
     import fcntl
 except ImportError:  # Windows: the recorded pid is checked instead (see the module docstring)
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # Windows: the name is None there and checked before each use
 
 LOCK_FILE = ".inspect.lock"
 

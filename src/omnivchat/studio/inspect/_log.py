@@ -18,7 +18,7 @@ from omnivchat.errors import OmnivchatError
 try:
     import fcntl
 except ImportError:  # Windows (not a target): the in-process lock still serializes this server's appends
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # Windows: the name is None there and checked before each use
 
 MAX_BODY_BYTES = 16 * 1024
 """The largest request body POST /api/decisions reads."""

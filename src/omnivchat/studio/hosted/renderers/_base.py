@@ -438,7 +438,7 @@ class HostedVideoRenderer(ABC):
             f"{self.name}: {what}: HTTP {status}" + (f" {code}" if code else "") + (f": {message}" if message else "")
         )
         return RouteError(
-            self.error_kind(status, code),  # type: ignore[arg-type]
+            self.error_kind(status, code),  # type: ignore[arg-type]  # error_kind returns one of RouteError's kinds
             self.text(detail),
             http_status=status,
             retry_after=retry_after_s(retry_after),
