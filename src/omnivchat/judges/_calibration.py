@@ -24,7 +24,6 @@ calibration at a time writes a folder (its writer lock).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 from collections import Counter
@@ -33,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from omnivchat._blocking import blocking
 from omnivchat._canonical import sha256_text
 from omnivchat.bench import Bench, Instance
 from omnivchat.errors import OmnivchatError
@@ -571,6 +571,4 @@ async def _calibrate_locked(
     }
 
 
-def calibrate(*args: Any, **kwargs: Any) -> dict[str, Any]:
-    """Synchronous :func:`calibrate_async`."""
-    return asyncio.run(calibrate_async(*args, **kwargs))
+calibrate = blocking(calibrate_async, "Synchronous :func:`calibrate_async` (its parameters).")
