@@ -19,22 +19,15 @@ from omnivchat.benchmarks._protocol import (
     Source,
 )
 from omnivchat.benchmarks._registry import register
+from omnivchat.benchmarks.native._files import NATIVE_BENCHMARK, NativeExport, RunManifest
 from omnivchat.benchmarks.native._judging import collect_scores, estimate_judging, judge_run, run_bench
+from omnivchat.benchmarks.native._run import build_manifest, build_request
 from omnivchat.benchmarks.native._scores import item_records, write_scores_file
 from omnivchat.benchmarks.native._status import export, status
 from omnivchat.judges import JudgePrompts
 from omnivchat.prompts import load_prompt
 from omnivchat.routes import ChatRequest, Route
-from omnivchat.runs import (
-    CANDIDATE,
-    NATIVE_BENCHMARK,
-    PROTOCOL,
-    NativeExport,
-    RunManifest,
-    RunStatus,
-    build_manifest,
-    build_request,
-)
+from omnivchat.runs import CANDIDATE, PROTOCOL, RunStatus
 from omnivchat.scoring import table1_row
 
 
