@@ -31,17 +31,19 @@ from omnivchat.cli import app
 from omnivchat.routes import Route, get_route
 from omnivchat.runs import (
     PROTOCOL,
-    SOCIALOMNI_JUDGING_PROTOCOL,
-    SOCIALOMNI_PROTOCOL,
     Manifest,
     RunError,
     RunStatus,
-    SocialOmniJudgingManifest,
-    SocialOmniManifest,
     read_manifest,
     write_or_check_manifest,
 )
 from omnivchat.runs._manifest import source_hash
+from omnivchat.socialomni import (
+    SOCIALOMNI_JUDGING_PROTOCOL,
+    SOCIALOMNI_PROTOCOL,
+    SocialOmniJudgingManifest,
+    SocialOmniManifest,
+)
 
 runner = CliRunner()
 

@@ -25,10 +25,6 @@ PROTOCOL = "omnivchat-run-v1"
 """The protocol of a manifest without a protocol field: the first manifests were native runs' (a bench directory
 run by omnivchat), and had none."""
 MANIFEST_FILE = "manifest.json"
-# The protocols of the other run directories the runner makes (the SocialOmni benchmark's, defined by
-# omnivchat.socialomni, which this package may not import): `runs show` reads them too.
-SOCIALOMNI_PROTOCOL = "omnivchat-socialomni-v1"
-SOCIALOMNI_JUDGING_PROTOCOL = SOCIALOMNI_PROTOCOL + "-judging"
 
 
 # ------------------------------------------------------------------------------------------------------ manifests
@@ -75,53 +71,6 @@ class PackageRecord(FileModel):
     source_sha256: str = ""
 
 
-class SocialOmniManifest(Manifest):
-    """manifest.json of a SocialOmni run (protocol omnivchat-socialomni-v1, the hosted runner's manifest): written
-    by ``omnivchat.socialomni`` exactly as that runner's format has it. The sampling the run fixed (``temperature``,
-    ``top_p``) is kept as written, among the extra fields."""
-
-    protocol: str = SOCIALOMNI_PROTOCOL
-    benchmark: str | None = "socialomni"
-    model: str = "?"
-    endpoint: str | None = None
-    route: dict[str, Any] = Field(default_factory=dict, description="The resolved route settings, no base URL.")
-    source_sha256: dict[str, str | None] = Field(default_factory=dict, description="level1, level2 -> sha256.")
-    source_media_sha256: dict[str, str] | None = None
-    """``<task>-<id>`` -> sha256 of each declared item's clip: the run's item list (None: an unusable manifest)."""
-    prompts: dict[str, str] = Field(default_factory=dict, description="Prompt card hashes by task.")
-    prompt_labels: dict[str, str] | None = None
-    """Task -> which prompt card ran, said plainly ("omnivchat card", or the user file); older manifests have none."""
-    max_tokens: int | None = None
-    prefix_encoding: dict[str, Any] = Field(default_factory=dict)
-    who_cutoff_rule: str | None = None
-    tasks: list[str] | None = None
-    limit: int | None = None
-    harness_sha256: str | None = None
-    condition: str | None = None
-    """An ablation condition (absent: the clips as they are)."""
-
-    omit_when_none = ("benchmark", "condition", "prompt_labels")
-
-
-class SocialOmniJudgingManifest(Manifest):
-    """manifest.json of a SocialOmni judging directory (protocol omnivchat-socialomni-v1-judging): the panel, its
-    judges and what they judged (hashes of the candidate run's manifest and replies, the contexts, the rubric)."""
-
-    protocol: str = SOCIALOMNI_JUDGING_PROTOCOL
-    panel: str = "?"
-    candidate_manifest_sha256: str | None = None
-    candidate_rows_sha256: str | None = None
-    contexts_sha256: str | None = None
-    rubric_sha256: str | None = None
-    judges: list[dict[str, Any]] = Field(default_factory=list, description="Each judge's file entry, no key.")
-    sampling: dict[str, Any] = Field(default_factory=dict)
-    harness_sha256: str | None = None
-
-    @property
-    def judge_names(self) -> list[str]:
-        return [str(j.get("name", "?")) for j in self.judges]
-
-
 _MANIFEST_MODELS: dict[str, type[Manifest]] = {}
 
 
@@ -132,18 +81,13 @@ def register_manifest(protocol: str, model: type[Manifest]) -> type[Manifest]:
 
 
 def known_protocols() -> tuple[str, ...]:
-    """The protocols whose manifest model is registered, in the order they were."""
-    return tuple(_MANIFEST_MODELS)
+    """The protocols whose manifest model is registered, sorted (whatever order their packages loaded in)."""
+    return tuple(sorted(_MANIFEST_MODELS))
 
 
 def manifest_model(protocol: str) -> type[Manifest]:
     """The registered model of a manifest of ``protocol`` (:class:`Manifest` for one not registered)."""
     return _MANIFEST_MODELS.get(protocol, Manifest)
-
-
-# SocialOmni's manifests (omnivchat.socialomni writes them; this package may not import it).
-register_manifest(SOCIALOMNI_PROTOCOL, SocialOmniManifest)
-register_manifest(SOCIALOMNI_JUDGING_PROTOCOL, SocialOmniJudgingManifest)
 
 
 def read_manifest(run_dir: Path, model: type[Manifest] | None = None) -> Manifest:

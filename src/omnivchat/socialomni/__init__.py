@@ -9,7 +9,14 @@ metrics, the three-judge panel, rescoring and exports. Protocol: SocialOmni's ho
 
 from omnivchat.socialomni._cards import PromptCards, how_text, load_cards, when_text, who_text
 from omnivchat.socialomni._data import SocialOmniError, WhenItem, WhoItem, how_items, load_when, load_who
-from omnivchat.socialomni._files import SocialOmniExport, SocialOmniSummary
+from omnivchat.socialomni._files import (
+    SOCIALOMNI_JUDGING_PROTOCOL,
+    SOCIALOMNI_PROTOCOL,
+    SocialOmniExport,
+    SocialOmniJudgingManifest,
+    SocialOmniManifest,
+    SocialOmniSummary,
+)
 from omnivchat.socialomni._metrics import (
     HowMetrics,
     classification_metrics,
@@ -48,12 +55,16 @@ __all__ = [
     "GENERATION",
     "PANELS",
     "PROTOCOL",
+    "SOCIALOMNI_JUDGING_PROTOCOL",
+    "SOCIALOMNI_PROTOCOL",
     "TASK_ORDER",
     "WHO_CUTOFF_RULE",
     "HowMetrics",
     "PromptCards",
     "SocialOmniError",
     "SocialOmniExport",
+    "SocialOmniJudgingManifest",
+    "SocialOmniManifest",
     "SocialOmniSummary",
     "WhenItem",
     "WhoItem",

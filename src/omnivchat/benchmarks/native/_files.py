@@ -13,7 +13,6 @@ from omnivchat.prompts import source_label
 from omnivchat.runs import (
     MANIFEST_FILE,
     PROTOCOL,
-    SOCIALOMNI_JUDGING_PROTOCOL,
     STORE_FILE,
     CostTotals,
     ExportFile,
@@ -27,6 +26,7 @@ from omnivchat.runs import (
     manifest_model,
     register_manifest,
 )
+from omnivchat.socialomni import SOCIALOMNI_JUDGING_PROTOCOL
 
 NATIVE_BENCHMARK = "omnivchat"  # the registry name of the native bench format (omnivchat.benchmarks)
 EXPORT_SCHEMA = "omnivchat-export-v1"
