@@ -36,6 +36,7 @@ from omnivchat.benchmarks.native._judging import (
 from omnivchat.benchmarks.native._run import bench_identity, build_manifest, build_request, run_eval, run_eval_async
 from omnivchat.benchmarks.native._scores import item_records, prompt_labels, write_scores, write_scores_file
 from omnivchat.benchmarks.native._status import export, status
+from omnivchat.benchmarks.native._summary import rejected_note, score_summary, table1_table
 
 __all__ = [
     "EXPORT_SCHEMA",
@@ -65,10 +66,13 @@ __all__ = [
     "panel_hits_majority",
     "prompt_labels",
     "read_export",
+    "rejected_note",
     "run_bench",
     "run_eval",
     "run_eval_async",
+    "score_summary",
     "status",
+    "table1_table",
     "write_scores",
     "write_scores_file",
 ]
