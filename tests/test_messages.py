@@ -8,9 +8,9 @@ import time
 
 from typer.testing import CliRunner
 
+from omnivchat.benchmarks.native import run_eval
 from omnivchat.cli import app
 from omnivchat.routes import get_route
-from omnivchat.runs import run_eval
 from omnivchat.testing import Behaviour, LoopbackServer
 
 runner = CliRunner()

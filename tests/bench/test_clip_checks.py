@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from omnivchat import media
 from omnivchat.bench import BenchError, load_bench
+from omnivchat.benchmarks.native import BenchClipChecker
 from omnivchat.cli import app
-from omnivchat.media._clips import ClipChecker
 from omnivchat.media._probe import cached_probe
 
 EXAMPLES = Path(__file__).parent.parent.parent / "examples" / "bench"
@@ -49,9 +49,9 @@ def validate(root: Path) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def problems_of(root: Path, checker: ClipChecker | None = None) -> list[str]:
+def problems_of(root: Path, checker: BenchClipChecker | None = None) -> list[str]:
     with pytest.raises(BenchError) as info:
-        load_bench(root, check_media=checker or ClipChecker())
+        load_bench(root, check_media=checker or BenchClipChecker())
     return info.value.problems
 
 
@@ -64,7 +64,7 @@ def edit_instances(root: Path, edit) -> None:
 
 
 def test_example_bench_clips_are_sound():
-    checker = ClipChecker()
+    checker = BenchClipChecker()
     bench = load_bench(EXAMPLES, check_media=checker)
     assert len(bench.instances) == 8
     assert checker.clips == 9 and checker.probed + checker.cached == 9
@@ -199,7 +199,7 @@ def test_every_problem_listed_at_once_in_line_order(bench_copy):
 
 def test_silent_audio_is_a_warning_not_a_problem(bench_copy):
     media.mute_audio(EXAMPLES / "media/ex-icc-zh/turn1.mp4", out=clip(bench_copy, "ex-icc-zh"))
-    checker = ClipChecker()
+    checker = BenchClipChecker()
     load_bench(bench_copy, check_media=checker)
     assert len(checker.warnings) == 1
     assert checker.warnings[0].startswith(
@@ -219,7 +219,7 @@ def test_a_shared_clip_is_probed_once_and_reported_for_each_use(bench_copy, tmp_
             row["turns"] = [{"video": "media/ex-aor-en/turn1.mp4"}]  # the same file as ex-aor-en
 
     edit_instances(bench_copy, edit)
-    checker = ClipChecker(cache_dir=tmp_path / "cache")
+    checker = BenchClipChecker(cache_dir=tmp_path / "cache")
     found = problems_of(bench_copy, checker)
     assert [p.split(": ", 1)[0] for p in found] == [f"instances.jsonl:{n}" for n in (1, 3, 4, 6)]
     assert "'media/ex-fgc-zh/turn1.mp4': not a readable media file" in found[2]
@@ -232,14 +232,14 @@ def test_a_shared_clip_is_probed_once_and_reported_for_each_use(bench_copy, tmp_
 def test_cache_spares_a_second_probe(bench_copy, tmp_path):
     cache = tmp_path / "cache"
     media.strip_audio(EXAMPLES / "media/ex-dr-en/turn1.mp4", out=clip(bench_copy, "ex-dr-en"))
-    first = ClipChecker(cache_dir=cache)
+    first = BenchClipChecker(cache_dir=cache)
     problems = problems_of(bench_copy, first)
     assert first.probed == 9 and first.cached == 0
     entries = sorted((cache / "probe").rglob("*.json"))
     assert len(entries) == 9
     stamps = [e.stat().st_mtime_ns for e in entries]
 
-    again = ClipChecker(cache_dir=cache)
+    again = BenchClipChecker(cache_dir=cache)
     assert problems_of(bench_copy, again) == problems
     assert again.probed == 0 and again.cached == 9
     assert [e.stat().st_mtime_ns for e in entries] == stamps  # nothing rewritten
@@ -251,12 +251,12 @@ def test_cache_spares_a_second_probe(bench_copy, tmp_path):
     entry = next(e for e in entries if json.loads(e.read_text()).get("info") == recorded)
     entry.write_text(json.dumps({"error": "doctored entry"}))
     assert "instances.jsonl:1: turns[0].video: unreadable clip 'media/ex-svmr-en/turn1.mp4': doctored entry" in (
-        problems_of(bench_copy, ClipChecker(cache_dir=cache))
+        problems_of(bench_copy, BenchClipChecker(cache_dir=cache))
     )
 
     # A changed clip is new content: probed again, while the others still come from the cache.
     shutil.copy(EXAMPLES / "media/ex-dr-en/turn1.mp4", clip(bench_copy, "ex-dr-en"))
-    third = ClipChecker(cache_dir=cache)
+    third = BenchClipChecker(cache_dir=cache)
     problems_of(bench_copy, third)
     assert third.probed == 1 and third.cached == 8
 

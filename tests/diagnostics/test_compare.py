@@ -48,8 +48,8 @@ class Runs:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     from omnivchat.bench import load_bench
+    from omnivchat.benchmarks.native import run_eval
     from omnivchat.routes import get_route
-    from omnivchat.runs import run_eval
 
     root = tmp_path_factory.mktemp("compare")
     bench = root / "bench"

@@ -8,9 +8,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from omnivchat.benchmarks.native import run_eval
 from omnivchat.cli import app
 from omnivchat.routes import get_route
-from omnivchat.runs import run_cost, run_eval
+from omnivchat.runs import run_cost
 from omnivchat.testing import Behaviour, LoopbackServer
 
 runner = CliRunner()

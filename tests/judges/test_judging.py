@@ -7,11 +7,11 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from omnivchat.benchmarks.native import collect_scores, judge_run, panel_hits_majority
+from omnivchat.benchmarks.native import collect_scores, judge_run, panel_hits_majority, run_eval
 from omnivchat.cli import app
 from omnivchat.judges import JudgesConfig, JudgesFileError, load_judges
 from omnivchat.routes import get_route
-from omnivchat.runs import RetryPolicy, RunError, run_eval
+from omnivchat.runs import RetryPolicy, RunError
 from omnivchat.testing import Behaviour, LoopbackServer, message_text
 
 runner = CliRunner()

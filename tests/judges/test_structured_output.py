@@ -7,10 +7,9 @@ import json
 
 import pytest
 
-from omnivchat.benchmarks.native import judge_run
+from omnivchat.benchmarks.native import judge_run, run_eval
 from omnivchat.judges import JudgeSpec, hits_schema, load_judges, response_format
 from omnivchat.routes import Secret, get_route
-from omnivchat.runs import run_eval
 from omnivchat.testing import Behaviour, LoopbackServer
 
 

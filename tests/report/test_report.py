@@ -83,9 +83,9 @@ def make_checked_bench(small: Path, root: Path) -> Bench:
 
 def run_and_score(bench: Bench, model: str, run_dir: Path, condition: str = "both", transform=None) -> Path:
     """The real pipeline: run a simulated model, then `score RUN_DIR --panel rule` (writes scores.json)."""
+    from omnivchat.benchmarks.native import run_eval
     from omnivchat.cli.judging import score_run
     from omnivchat.routes import get_route
-    from omnivchat.runs import run_eval
 
     run_eval(
         bench,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
+from omnivchat.benchmarks.native import run_eval
 from omnivchat.cli.judging import score_run
 from omnivchat.report import build_report
 from omnivchat.routes import get_route
-from omnivchat.runs import run_eval
 from omnivchat.testing import Behaviour, LoopbackServer
 
 USAGE = {"prompt_tokens": 1000, "completion_tokens": 500, "total_tokens": 1500}

@@ -13,10 +13,11 @@ import pytest
 from typer.testing import CliRunner
 
 from omnivchat import media
+from omnivchat.benchmarks.native import run_eval
 from omnivchat.cli import app
 from omnivchat.cli._options import AudioDelivery, RouteOptions
 from omnivchat.routes import ChatRequest, HistoryTurn, RouteError, describe_delivery, get_route, resolve_settings
-from omnivchat.runs import ManifestMismatch, RetryPolicy, run_eval
+from omnivchat.runs import ManifestMismatch, RetryPolicy
 from omnivchat.testing import Behaviour, LoopbackServer
 
 QWEN = "Qwen/Qwen2.5-Omni-3B"

@@ -224,9 +224,8 @@ def test_clip_to_a_text_only_route_fails_before_any_request(llama_server: LlamaS
 
 def test_judge_path_end_to_end_with_json_constrained_verdicts(llama_server, checked_bench, tmp_path):
     """Replies of a simulated model graded by a real model server: requests, stored verdicts, panel scores."""
-    from omnivchat.benchmarks.native import collect_scores, judge_run
+    from omnivchat.benchmarks.native import collect_scores, judge_run, run_eval
     from omnivchat.judges import JudgesConfig, JudgeSpec
-    from omnivchat.runs import run_eval
 
     run_dir = tmp_path / "run"
     run_eval(checked_bench, get_route("sim:healthy"), run_dir, system_prompt="x", progress=False)
@@ -256,9 +255,8 @@ def test_judge_path_end_to_end_with_json_constrained_verdicts(llama_server, chec
 def test_the_judge_engine_constrains_verdicts_with_each_instances_schema(llama_server, checked_bench, tmp_path):
     """structured_output = "json_object" in the judges file: the engine sends each instance's verdict schema in
     llama.cpp's form, and a 135M model's every verdict parses (without it, most do not: see the issue note)."""
-    from omnivchat.benchmarks.native import collect_scores, judge_run
+    from omnivchat.benchmarks.native import collect_scores, judge_run, run_eval
     from omnivchat.judges import JudgesConfig, JudgeSpec
-    from omnivchat.runs import run_eval
 
     run_dir = tmp_path / "run"
     run_eval(checked_bench, get_route("sim:healthy"), run_dir, system_prompt="x", progress=False)

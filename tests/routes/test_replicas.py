@@ -17,11 +17,12 @@ from typer.testing import CliRunner
 
 from omnivchat.bench import Bench, Instance, load_bench, save_bench
 from omnivchat.benchmarks.native import export as export_run
+from omnivchat.benchmarks.native import run_eval
 from omnivchat.benchmarks.native import status as run_status
 from omnivchat.cli import app
 from omnivchat.routes import ReplicaError, ReplicaPolicy, ReplicaSpec, RouteError, get_route, load_endpoints
 from omnivchat.routes._replicas import Replica, ReplicaSet, label_of
-from omnivchat.runs import RetryPolicy, RunStore, run_eval
+from omnivchat.runs import RetryPolicy, RunStore
 from omnivchat.runs._store import SCHEMA
 from omnivchat.testing import Behaviour, LoopbackServer
 

@@ -183,8 +183,8 @@ def test_progress_state_shows_concurrency_waits_cost_and_failures(small_bench, s
         retry=RetryPolicy(max_attempts=3, backoff_base=0.01, backoff_cap=1.0),
         kind="candidate",
     )
+    from omnivchat.benchmarks.native import build_request
     from omnivchat.routes import Sampling
-    from omnivchat.runs import build_request
 
     work = [
         (build_request(small_bench, i, system_prompt=None, sampling=Sampling(max_tokens=8), simulated=False), {})

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from omnivchat.runs import LOCK_FILE, RunLocked, RunStore, run_eval, run_lock
+from omnivchat.benchmarks.native import run_eval
+from omnivchat.runs import LOCK_FILE, RunLocked, RunStore, run_lock
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="run directories are locked with fcntl.flock")
 

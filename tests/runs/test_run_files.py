@@ -16,30 +16,34 @@ from typer.testing import CliRunner
 import omnivchat
 from omnivchat._canonical import sha256_file, sha256_json, sha256_text
 from omnivchat.bench import Bench, Instance
+from omnivchat.benchmarks.native import (
+    EXPORT_SCHEMA,
+    NativeExport,
+    RunManifest,
+    build_manifest,
+    load_manifest,
+    read_export,
+    run_eval,
+)
 from omnivchat.benchmarks.native import export as export_run
 from omnivchat.benchmarks.native import status as run_status
 from omnivchat.cli import app
 from omnivchat.routes import Route, get_route
 from omnivchat.runs import (
-    EXPORT_SCHEMA,
     PROTOCOL,
-    SOCIALOMNI_JUDGING_PROTOCOL,
-    SOCIALOMNI_PROTOCOL,
     Manifest,
-    NativeExport,
     RunError,
-    RunManifest,
     RunStatus,
-    SocialOmniJudgingManifest,
-    SocialOmniManifest,
-    build_manifest,
-    load_manifest,
-    read_export,
     read_manifest,
-    run_eval,
     write_or_check_manifest,
 )
 from omnivchat.runs._manifest import source_hash
+from omnivchat.socialomni import (
+    SOCIALOMNI_JUDGING_PROTOCOL,
+    SOCIALOMNI_PROTOCOL,
+    SocialOmniJudgingManifest,
+    SocialOmniManifest,
+)
 
 runner = CliRunner()
 

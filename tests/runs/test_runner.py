@@ -9,10 +9,11 @@ from typer.testing import CliRunner
 
 import omnivchat
 from omnivchat.benchmarks.native import export as export_run
+from omnivchat.benchmarks.native import run_eval
 from omnivchat.benchmarks.native import status as run_status
 from omnivchat.cli import app
 from omnivchat.routes import Secret, get_route
-from omnivchat.runs import ManifestMismatch, RetryPolicy, RunStore, run_eval
+from omnivchat.runs import ManifestMismatch, RetryPolicy, RunStore
 from omnivchat.testing import Behaviour, LoopbackServer
 
 FAST_RETRY = RetryPolicy(max_attempts=4, backoff_base=0.01, backoff_cap=0.05)

@@ -10,8 +10,7 @@ from socialomni_factory import candidate_answers, make_socialomni
 from typer.testing import CliRunner
 
 from omnivchat.cli import app
-from omnivchat.runs import SOCIALOMNI_JUDGING_PROTOCOL, SOCIALOMNI_PROTOCOL
-from omnivchat.socialomni import run_status
+from omnivchat.socialomni import SOCIALOMNI_JUDGING_PROTOCOL, SOCIALOMNI_PROTOCOL, run_status
 from omnivchat.socialomni._run import PROTOCOL as SO_PROTOCOL
 from omnivchat.testing import Behaviour, LoopbackServer
 

@@ -83,8 +83,8 @@ def judges_file(tmp_path: Path, base_url: str, names=("J",)) -> Path:
 
 @pytest.mark.parametrize("place", PLACES)
 def test_judge(place, small_bench, tmp_path, key, scan, monkeypatch):
+    from omnivchat.benchmarks.native import run_eval
     from omnivchat.routes import get_route
-    from omnivchat.runs import run_eval
 
     monkeypatch.setenv(KEY_ENV, key)
     run = tmp_path / "run"

@@ -14,8 +14,8 @@ import yaml
 from typer.testing import CliRunner
 
 from omnivchat.bench import load_bench
+from omnivchat.benchmarks.native import BenchClipChecker
 from omnivchat.cli import app
-from omnivchat.media import ClipChecker
 from omnivchat.studio.engine import read_trace
 from omnivchat.testing import LoopbackServer
 from omnivchat.testing._videos import VideoMockServer, VideoTask
@@ -110,6 +110,6 @@ def test_a_hosted_synthesis_with_a_moderation_refusal_and_a_failed_render(tmp_pa
     manifest = json.loads((out / "studio" / "manifest.json").read_text())
     assert manifest["agents"]["renderer"].startswith("wan:wan2.6-t2v") and KEY not in json.dumps(manifest)
 
-    bench = load_bench(out, check_media=ClipChecker())
+    bench = load_bench(out, check_media=BenchClipChecker())
     assert len(bench.instances) == 4
     assert {len(i.turns) for i in bench.instances if i.subcategory == "MVMS"} <= {2, 3}

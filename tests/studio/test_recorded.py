@@ -462,13 +462,13 @@ def test_clip_paths_are_relative_to_the_manifest_or_absolute(two: Path, clips: d
 def test_the_bench_validates_and_the_clips_are_byte_identical_copies_with_the_originals_untouched(
     two: Path, tmp_path: Path
 ):
-    from omnivchat.media import ClipChecker
+    from omnivchat.benchmarks.native import BenchClipChecker
 
     originals = [two.parent / "r1.mp4", two.parent / "r2.mp4"]
     before = [(sha256_file(p), p.stat().st_mtime_ns) for p in originals]
     out = tmp_path / "bench"
     import_recorded(two, out, Scripted({"r1": [GOOD_EN], "r2": [GOOD_ZH]}))
-    bench = load_bench(out, check_media=ClipChecker())
+    bench = load_bench(out, check_media=BenchClipChecker())
     assert {i.source for i in bench.instances} == {"human"} and bench.info.languages == {"en": 1, "zh": 1}
     assert bench.info.subcategories == {"ICC": 2}
     for original, (digest, mtime), instance in zip(originals, before, bench.instances, strict=True):

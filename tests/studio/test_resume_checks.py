@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from omnivchat.bench import load_bench
+from omnivchat.benchmarks.native import BenchClipChecker
 from omnivchat.cli import app
-from omnivchat.media import ClipChecker
 
 runner = CliRunner()
 ARGS = ["--config", "SVMR", "--n", "2", "--seed", "3", "--no-progress"]
@@ -45,7 +45,7 @@ def _clips(out: Path) -> list[str]:
 
 
 def _valid(out: Path) -> None:
-    load_bench(out, check_media=ClipChecker())  # what `omnivchat validate` runs
+    load_bench(out, check_media=BenchClipChecker())  # what `omnivchat validate` runs
 
 
 def _count_hashes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from omnivchat.bench import SUBCATEGORIES, load_bench
+from omnivchat.benchmarks.native import BenchClipChecker
 from omnivchat.cli import app
 from omnivchat.judges import rule_verdict
-from omnivchat.media import ClipChecker
 from omnivchat.studio.engine import read_trace
 
 runner = CliRunner()
@@ -32,7 +32,7 @@ def full(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
 
 def test_all_subcategories_give_a_valid_bench_of_34_instances(full):
     out, printed = full
-    bench = load_bench(out, check_media=ClipChecker())
+    bench = load_bench(out, check_media=BenchClipChecker())
     assert len(bench.instances) == 34
     assert {code: n for code, n in bench.info.subcategories.items()} == dict.fromkeys(SUBCATEGORIES, 2)
     assert "accepted 34 of 34" in printed and "repairs used:" in printed
@@ -92,7 +92,7 @@ def test_injected_defects_are_repaired_or_discarded_never_delivered(tmp_path):
         reviews = [s for s in trace.steps if s.module in ("11", "i") and s.decision != "qa"]
         accepted = [r for r, v in zip(renders, reviews, strict=True) if v.decision == "accept"]
         assert accepted and all(not r.outputs.get("notes", {}).get("injected_defect") for r in accepted)
-    bench = load_bench(out, check_media=ClipChecker())
+    bench = load_bench(out, check_media=BenchClipChecker())
     assert len(bench.instances) == sum(t.status == "accepted" for t in traces)
     for instance in bench.instances:
         hits, _ = rule_verdict(instance, instance.reference)

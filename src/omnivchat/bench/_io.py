@@ -217,10 +217,10 @@ def load_bench(path: str | Path, *, check_media: MediaCheck | None = None, inclu
     is a problem like any other. A bench without inspection.jsonl loads exactly as it always did.
 
     ``check_media`` also checks the clips: bench sits below media and never decodes a clip itself, so the caller
-    passes the media package's ``ClipChecker()`` (omnivchat.media._clips), which probes every clip. It is called
-    even when other problems were found, with the instances that parsed and whose clips all exist (``info`` is a
-    stand-in if bench.yaml is broken), so one run lists the problems of the files and of the clips together,
-    in line order.
+    passes the native benchmark's ``BenchClipChecker()`` (omnivchat.benchmarks.native), which probes every clip.
+    It is called even when other problems were found, with the instances that parsed and whose clips all exist
+    (``info`` is a stand-in if bench.yaml is broken), so one run lists the problems of the files and of the clips
+    together, in line order.
     """
     root = Path(path)
     if "\x00" in str(root):

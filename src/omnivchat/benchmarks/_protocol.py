@@ -28,12 +28,17 @@ __all__ = [
     "JudgeOptions",
     "JudgeOutcome",
     "Judged",
+    "MediaRoots",
     "OwnFormats",
     "RunOptions",
     "ScoreOptions",
+    "ScoreReport",
+    "ScoreSummary",
+    "ScoreTable",
     "Scores",
     "Source",
     "SpokenReplies",
+    "StatedChance",
     "TaskSummary",
 ]
 
@@ -93,6 +98,37 @@ class ScoreOptions:
     judging: Path | None = None  # where a benchmark that judges into a separate directory put its verdicts
     asr: str | None = None  # spoken replies: the ASR whose transcripts are scored (its id; None: the only one)
     asr_wer: float | None = None  # spoken replies: the ASR's word error rate for the band (None: the measured one)
+    data: Path | None = None  # the run's data, when not the one it recorded (``score --bench``)
+    delivered_only: bool = False  # leave out the items human inspection rejected after the run
+
+
+@dataclass
+class ScoreTable:
+    """A table of figures for people: its title, columns and rows (as text), and a line under it."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    note: str = ""
+    incomplete: bool = False  # the figures are not the whole benchmark's: the title says so
+
+
+@dataclass
+class ScoreReport:
+    """What ``omnivchat score`` shows of a run of a :class:`ScoreSummary` benchmark, in order: its tables, its
+    lines, where scores.json went (or why it did not), the unscored items by kind, its notes, and why it is
+    incomplete."""
+
+    name: str  # what the figures are of (the bench's name), written with ``values`` by ``score -o``
+    values: dict[str, Any]
+    tables: list[ScoreTable] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    written: Path | None = None
+    not_written: str | None = None  # why RUN_DIR/scores.json could not be written (read-only storage)
+    unscored: dict[str, int] = field(default_factory=dict)  # unscored items by kind
+    first_unscored: dict[str, str] = field(default_factory=dict)  # kind -> its first item and reason
+    notes: list[str] = field(default_factory=list)
+    incomplete: str | None = None
 
 
 @dataclass
@@ -134,7 +170,9 @@ class JudgeOutcome(BaseModel):
 class Benchmark(Protocol[D]):
     """A benchmark as the shared machinery sees it, generic over its data ``D`` (what ``load`` gives); one module
     implements it and registers it by name. What only some benchmarks do is an optional protocol of its own:
-    :class:`Judged` (verdicts through the judge engine), :class:`TaskSummary` (a file kept up to date per task)."""
+    :class:`Judged` (verdicts through the judge engine), :class:`TaskSummary` (a file kept up to date per task),
+    :class:`ScoreSummary` (a table of its own for ``omnivchat score``), :class:`StatedChance`, :class:`MediaRoots`,
+    :class:`SpokenReplies`, :class:`OwnFormats`."""
 
     name: str
     """The registry name, recorded in the manifest of every run (``omnivchat benchmarks`` lists them)."""
@@ -201,6 +239,32 @@ class SpokenReplies(Protocol):
     :class:`omnivchat.benchmarks.SpokenScoring` (byo, hf); every other one is refused a spoken run."""
 
     scores_spoken_replies: Literal[True]
+
+
+@runtime_checkable
+class ScoreSummary(Protocol):
+    """A benchmark whose scored run ``omnivchat score`` shows as a table of its own (the native one: its Table 1
+    row under a judge panel, as the paper prints it) instead of its metrics in words."""
+
+    def score_summary(self, run_dir: Path, options: ScoreOptions) -> ScoreReport:
+        """Score the run (no request is sent), write RUN_DIR/scores.json, and say what to show."""
+        ...
+
+
+@runtime_checkable
+class StatedChance(Protocol):
+    """A benchmark that states its tasks' chance levels in words (``omnivchat benchmarks``), where ``chance`` of
+    the shared task names (``mcK``, ``open``) would not say them."""
+
+    chance_levels: str
+
+
+@runtime_checkable
+class MediaRoots(Protocol):
+    """A benchmark that confines its items' media to its data's folder and the folders given (``--media-root``:
+    byo, hf)."""
+
+    takes_media_roots: Literal[True]
 
 
 @runtime_checkable

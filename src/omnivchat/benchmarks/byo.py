@@ -315,7 +315,7 @@ class ByoBench:
     sampling: Mapping[str, Any] = MappingProxyType({"temperature": 0.0})
     scores_spoken_replies: Literal[True] = True
     """Its scores read a spoken reply's ASR transcript (eval --reply-audio; :mod:`omnivchat.benchmarks._spoken`)."""
-    takes_media_roots = True
+    takes_media_roots: Literal[True] = True
     """Its items' media stay in the data's folder unless ``Source.media_roots`` (--media-root) allows another."""
 
     def chance(self, task: str) -> float:

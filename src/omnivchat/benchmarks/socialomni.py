@@ -30,7 +30,7 @@ from omnivchat.benchmarks._protocol import (
 from omnivchat.benchmarks._registry import register
 from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
-from omnivchat.runs import RunStatus, SocialOmniManifest
+from omnivchat.runs import RunStatus
 from omnivchat.socialomni import (
     DEFAULT_PANEL,
     GENERATION,
@@ -39,6 +39,7 @@ from omnivchat.socialomni import (
     PromptCards,
     SocialOmniError,
     SocialOmniExport,
+    SocialOmniManifest,
     candidate_records,
     estimate_judging,
     export,

@@ -269,11 +269,11 @@ MediaRootOption = Annotated[
 
 def media_roots(benchmark: str, given: list[Path] | None) -> tuple[Path, ...]:
     """--media-root's folders: each one a folder, for a benchmark that confines its items' media (byo, hf)."""
-    from omnivchat.benchmarks import get_benchmark
+    from omnivchat.benchmarks import MediaRoots, get_benchmark
     from omnivchat.errors import OmnivchatError
 
     roots = tuple(given or ())
-    if roots and not getattr(get_benchmark(benchmark), "takes_media_roots", False):
+    if roots and not isinstance(get_benchmark(benchmark), MediaRoots):
         raise OmnivchatError(f"--media-root is for --benchmark byo or hf; {benchmark} reads its media from its data")
     for root in roots:
         if not root.is_dir():

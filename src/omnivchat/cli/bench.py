@@ -88,13 +88,13 @@ def validate_command(
     """
     from omnivchat._progress import progress_bar
     from omnivchat.bench import CATEGORIES, INSPECTION_FILE, SUBCATEGORIES, Bench, BenchError, load_bench
-    from omnivchat.media import ClipChecker
+    from omnivchat.benchmarks.native import BenchClipChecker
 
     bench: Bench | None = None
     error: BenchError | None = None
     with progress_bar(console=err_console, transient=True, disable=not err_console.is_terminal) as progress:
         task = progress.add_task("probing clips", total=None)
-        checker = ClipChecker(progress=lambda done, total: progress.update(task, completed=done, total=total))
+        checker = BenchClipChecker(progress=lambda done, total: progress.update(task, completed=done, total=total))
         try:
             bench = load_bench(bench_dir, check_media=checker)
         except BenchError as err:

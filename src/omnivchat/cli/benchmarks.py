@@ -10,11 +10,12 @@ from omnivchat.cli._app import console
 
 
 def chance_levels(benchmark: Any) -> str:
-    """Its tasks' chance levels in words: what it states (``chance_levels``), else what ``chance`` gives for the
+    """Its tasks' chance levels in words: what it states (``StatedChance``), else what ``chance`` gives for the
     task names the shared benchmarks use (``mcK``, ``open``)."""
-    stated = getattr(benchmark, "chance_levels", None)
-    if isinstance(stated, str):
-        return stated
+    from omnivchat.benchmarks import StatedChance
+
+    if isinstance(benchmark, StatedChance):
+        return benchmark.chance_levels
     try:
         levels = {k: benchmark.chance(f"mc{k}") for k in (2, 3, 4, 5)}
     except Exception:  # a plugin's chance() knows only its own tasks: say nothing rather than guess

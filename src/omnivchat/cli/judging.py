@@ -26,10 +26,7 @@ from omnivchat.cli._words import metric_lines
 from omnivchat.cli.calibrate import calibrate_command
 
 if TYPE_CHECKING:
-    from omnivchat.benchmarks import Benchmark
-    from omnivchat.benchmarks.native import ItemScore
-    from omnivchat.judges import Aggregate
-    from omnivchat.scoring import Table1Row
+    from omnivchat.benchmarks import Benchmark, ScoreSummary, ScoreTable
 
 judges_app = typer.Typer(help="Judge studies.", no_args_is_help=True)
 
@@ -154,18 +151,6 @@ def judge_command(
         raise typer.Exit(code=1)
 
 
-def print_unscored(items: list[ItemScore]) -> None:
-    """Unscored items grouped by why (not run, request failed, verdict missing...), with the first reason."""
-    counts: dict[str, int] = {}
-    first: dict[str, str] = {}
-    for item in items:
-        if item.score is None:
-            kind = item.failure or "unscored"
-            counts[kind] = counts.get(kind, 0) + 1
-            first.setdefault(kind, f"{item.item_id}: {item.reason}")
-    print_failures(counts, first, title="unscored items by kind")
-
-
 def score_run(
     run_dir: Path,
     bench: Path | None,
@@ -175,61 +160,53 @@ def score_run(
     style_judge: str | None,
     allow_incomplete: bool = False,
     delivered_only: bool = False,
+    *,
+    benchmark: ScoreSummary | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """Table 1 row of a run under a panel (or one judge), from stored verdicts; prints it and the unscored.
+    """A run of a benchmark that shows its own table (the native one: its Table 1 row) under a panel (or one judge),
+    from stored verdicts; prints it and the unscored. ``benchmark``: the run's, when already found.
 
-    Items are counted against the bench: a run with items that have no reply is incomplete, which ends the
+    Items are counted against the data: a run with items that have no reply is incomplete, which ends the
     command with status 1 unless ``allow_incomplete`` (scores.json is written either way, marked incomplete)."""
-    from omnivchat.benchmarks.native import collect_scores, prompt_labels, run_bench, write_scores
+    from omnivchat.benchmarks import ScoreOptions, ScoreSummary, benchmark_of
     from omnivchat.judges import load_judges
-    from omnivchat.scoring import table1_row
 
+    if benchmark is None:
+        found = benchmark_of(run_dir)
+        if not isinstance(found, ScoreSummary):
+            raise fail(f"{run_dir} is a {found.name} run: it has no table of its own to score")
+        benchmark = found
     check_choice("--aggregate", aggregate, ("mean", "majority"))
-    how: Aggregate = "majority" if aggregate == "majority" else "mean"
     config = load_judges(judges)
     members = panel_members(config, panel, judges)
-    the_bench = run_bench(run_dir, bench, delivered_only=delivered_only)
-    items = collect_scores(run_dir, the_bench, members, aggregate=how, style_judge=style_judge)
-    row = table1_row([i.scored_reply() for i in items], style_graded=style_judge is not None)
-    title = f"Table 1 row: {the_bench.info.name}, panel {'+'.join(members)} ({aggregate})"
-    values = print_table1(row, title)
-    labels = prompt_labels(run_dir, style_judge)  # omnivchat's own prompts are not the paper's protocol: say which ran
-    if labels:
-        shown = "; ".join(f"{kind} prompt: {label}" for kind, label in labels.items())
-        console.print(f"prompts: {shown}", markup=False, highlight=False)
-    try:
-        written = write_scores(run_dir, the_bench, items, row, members, aggregate, style_judge)
-        console.print(f"wrote {written}")
-    except OSError as err:  # read-only storage: the row above is the result; say what was not kept
-        err_console.print(f"[yellow]warning:[/] {run_dir / 'scores.json'} not written ({err.strerror})")
-    print_unscored(items)
-    print_rejected_since(the_bench.rejected, delivered_only)
-    incomplete = row.incompleteness()
-    if incomplete is not None:
+    options = ScoreOptions(
+        config=config,
+        panel=members,
+        aggregate=aggregate,
+        style_judge=style_judge,
+        data=bench,
+        delivered_only=delivered_only,
+    )
+    report = benchmark.score_summary(run_dir, options)
+    for table in report.tables:
+        print_table(table)
+    for line in report.lines:
+        console.print(line, markup=False, highlight=False)
+    if report.written is not None:
+        console.print(f"wrote {report.written}")
+    if report.not_written is not None:
+        err_console.print(f"[yellow]warning:[/] {report.not_written}")
+    print_failures(report.unscored, report.first_unscored, title="unscored items by kind")
+    for note in report.notes:
+        console.print(note, markup=False, highlight=False)
+    if report.incomplete is not None:
         err_console.print(
-            f"[bold yellow]{incomplete}[/]: these figures are not the bench's; resume the run with `omnivchat eval`"
+            f"[bold yellow]{report.incomplete}[/]"
             + ("" if allow_incomplete else ", or pass --allow-incomplete to accept them")
         )
         if not allow_incomplete:
             raise typer.Exit(code=1)
-    return the_bench.info.name, {**values, "panel": members, "aggregate": aggregate}
-
-
-def print_rejected_since(rejected: dict[str, Any], delivered_only: bool) -> None:
-    """Name the run's instances that human inspection rejected after the run, and say whether they count."""
-    if not rejected:
-        return
-    named = "; ".join(f"{item_id} ({decision.reason})" for item_id, decision in rejected.items())
-    how = (
-        "left out of the scores (--delivered-only)"
-        if delivered_only
-        else "still scored, as run; pass --delivered-only to leave them out"
-    )
-    console.print(
-        f"{len(rejected)} of this run's instance(s) rejected by inspection since the run: {named}; {how}",
-        markup=False,
-        highlight=False,
-    )
+    return report.name, report.values
 
 
 @judges_app.command("agree")
@@ -266,28 +243,17 @@ def agree_command(
     console.print(f"wrote {path}")
 
 
-def print_table1(row: Table1Row, title: str) -> dict[str, Any]:
-    """Print a Table 1 row with the counts behind it; return its values."""
-    from omnivchat.scoring import TABLE1_COLUMNS
-
-    values = row.model_dump()
-    incomplete = row.incompleteness()
-    if incomplete is not None:
-        title = f"{title} [bold red]INCOMPLETE[/]"
+def print_table(shown: ScoreTable) -> None:
+    """Print a benchmark's table of figures, and the line under it."""
+    title = f"{shown.title} [bold red]INCOMPLETE[/]" if shown.incomplete else shown.title
     table = Table(title=title, title_justify="left")
-    for column in TABLE1_COLUMNS:
+    for column in shown.columns:
         table.add_column(column, justify="right")
-    table.add_row(
-        *("—" if values[c] is None else f"{values[c]:.{2 if c in ('RE', 'Len') else 3}f}" for c in TABLE1_COLUMNS)
-    )
+    for row in shown.rows:
+        table.add_row(*row)
     console.print(table)
-    console.print(
-        f"{values['n_instances']} instances: {values['n_scored']} scored, {values['n_unscored']} unscored "
-        f"({values['n_failed_requests']} failed requests, {values['n_not_run']} not run), "
-        f"{values['n_empty_replies']} empty replies, {values['n_style_graded']} style-graded. "
-        "— marks a column with no data."
-    )
-    return values
+    if shown.note:
+        console.print(shown.note)
 
 
 def score_command(
@@ -373,15 +339,27 @@ def score_command(
         ]
         name = loaded.info.name
         style_graded = any(g.style is not None for g in graded.values())
-        values = print_table1(table1_row(records, style_graded=style_graded), f"Table 1 row: {name}")
+        from omnivchat.benchmarks.native import table1_table  # a hits file is graded against a native bench
+
+        row = table1_row(records, style_graded=style_graded)
+        print_table(table1_table(row, f"Table 1 row: {name}"))
+        values = row.model_dump()
     else:
         assert run_dir is not None
-        from omnivchat.benchmarks import benchmark_of
+        from omnivchat.benchmarks import ScoreSummary, benchmark_of
 
         benchmark = benchmark_of(run_dir)
-        if benchmark.name == "omnivchat":  # its Table 1 row, as the paper prints it
+        if isinstance(benchmark, ScoreSummary):  # its own table (the native one: its Table 1 row, as the paper prints)
             name, values = score_run(
-                run_dir, bench, judges, panel, aggregate, style_judge, allow_incomplete, delivered_only
+                run_dir,
+                bench,
+                judges,
+                panel,
+                aggregate,
+                style_judge,
+                allow_incomplete,
+                delivered_only,
+                benchmark=benchmark,
             )
         else:
             if delivered_only:

@@ -241,7 +241,8 @@ def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]
     while it is being written (the writer's pid is shown), and on read-only storage.
     """
     from omnivchat.benchmarks import status as run_status
-    from omnivchat.runs import SOCIALOMNI_PROTOCOL, RunStatus
+    from omnivchat.runs import RunStatus
+    from omnivchat.socialomni import SOCIALOMNI_PROTOCOL
 
     status = run_status(run_dir)
     if isinstance(status, dict):  # a benchmark written before statuses were typed

@@ -7,7 +7,8 @@
 - A clip cut down to the frames a model samples (2 fps, at most 16; audio kept): ``sample_video``.
 - Decoding to numpy: ``extract_audio`` (mono float32; ``extract_audio_with_rate`` also returns the rate),
   ``sample_frames``.
-- ``to_data_url``, ``content_hash``, ``resolve_media_path``, ``batch``; ``ClipChecker`` (every clip of a bench).
+- ``to_data_url``, ``content_hash``, ``resolve_media_path``, ``batch``; ``ClipChecker`` and ``ClipUse`` (clips
+  probed and checked against what each use needs).
 
 Authoring code (the procedural renderer, speech synthesis, tail repair) is in :mod:`omnivchat.synth`, which
 builds on this package; nothing here imports it.
@@ -36,6 +37,7 @@ from omnivchat.media._ffmpeg import (
 
 if TYPE_CHECKING:
     from omnivchat.media._cache import cache_dir, content_hash
+    from omnivchat.media._clips import ClipChecker, ClipUse
     from omnivchat.media._compose import COMPOSE_RECIPE, GAP_S, IMAGE_FPS, MIN_IMAGE_S, Composed, compose_clip
     from omnivchat.media._dataurl import mime_type, to_data_url
     from omnivchat.media._decode import (
@@ -70,6 +72,7 @@ _LAZY: dict[str, str] = {
     "require_audio": "_probe",
     "cache_dir": "_cache",
     "ClipChecker": "_clips",
+    "ClipUse": "_clips",
     "Composed": "_compose",
     "compose_clip": "_compose",
     "content_hash": "_cache",
@@ -110,6 +113,7 @@ __all__ = [
     "VIDEO_ENCODE_ARGS",
     "BatchItem",
     "ClipChecker",
+    "ClipUse",
     "Composed",
     "FrameSample",
     "MediaError",

@@ -1,60 +1,49 @@
-"""Checking the clips of a bench: every clip probed (in parallel, cached by content), each problem named.
+"""Checking clips: every clip probed (in parallel, cached by content), each problem named where it is used.
 
-The bench package validates the files of a bench directory but never decodes media (it sits below media);
-:class:`ClipChecker` is the media half, plugged into ``load_bench(path, check_media=ClipChecker())`` so that
-one pass lists the problems of the files and of the clips together, each as
-``instances.jsonl:<line>: turns[<i>].video: <message>``.
+This package knows no bench format: :class:`ClipChecker` takes the uses of clips (:class:`ClipUse`: where, which
+file, what the use needs). The native benchmark walks a bench into these uses
+(``omnivchat.benchmarks.native.BenchClipChecker``, plugged into ``load_bench(path, check_media=...)``) so that one
+pass lists the problems of the files and of the clips together.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from omnivchat.bench import Bench, Instance
 from omnivchat.media._cache import content_hash
 from omnivchat.media._ffmpeg import MediaError
-from omnivchat.media._paths import resolve_media_path
 from omnivchat.media._probe import ProbeResult, cached_probe
 
 # Below this RMS level an audio track is reported as silent (a warning, never a problem: it may be intended).
 SILENT_DBFS = -60.0
-_BOTH = frozenset({"video", "audio"})
-
-
-def required_media(instance: Instance) -> frozenset[str]:
-    """What the instance's answer needs: its ``requires``, or both video and audio when unset (the model's rule)."""
-    return frozenset(instance.requires) if instance.requires is not None else _BOTH
 
 
 @dataclass(frozen=True)
-class _Use:
-    """One turn's reference to a clip."""
+class ClipUse:
+    """One use of a clip (a turn of an instance) and what it needs."""
 
-    where: str  # instances.jsonl:<line>: turns[<i>].video
-    video: str  # the path as written in the instance
-    path: Path | None  # resolved inside the bench; None when it escapes
-    needs: frozenset[str]
-    requires_set: bool  # False when `requires` is unset (needs is then both, by default)
+    where: str  # how problems name it: instances.jsonl:<line>: turns[<i>].video
+    video: str  # the path as written
+    path: Path | None  # resolved inside its directory; None when it escapes
+    needs: frozenset[str]  # "video", "audio": what the answer needs of the clip
+    why: str = "the use needs audio"  # why audio is needed, as a problem says it
 
 
 class ClipChecker:
-    """Probes every clip of a bench and lists what makes a clip unusable for the instances that use it.
+    """Probes every clip used and lists what makes a clip unusable for the uses that need it.
 
-    Call it on a bench (``problems = ClipChecker()(bench)``) or hand it to ``load_bench(..., check_media=...)``.
-    Each distinct clip file is probed once however many turns use it, files with identical bytes share one
-    probe, and results are cached by content hash (:func:`cached_probe`), so checking an unchanged bench again
-    probes nothing. Problems, in instance and turn order:
+    ``problems = ClipChecker().check(uses)``. Each distinct clip file is probed once however many uses it has,
+    files with identical bytes share one probe, and results are cached by content hash (:func:`cached_probe`), so
+    checking unchanged clips again probes nothing. Problems, in the order of the uses:
 
     - a missing, empty (0 bytes) or unreadable clip (corrupt, truncated, random bytes: the probe error is given);
     - a clip with no video stream, or one whose video cannot be decoded or has no size or frame rate;
-    - a clip without a decodable audio track in an instance that requires audio (``requires`` unset counts as
-      video and audio, as the Instance model defines it); every turn is checked, since earlier turns are heard
-      as history.
+    - a clip without a decodable audio track in a use that needs audio.
 
     A silent audio track (below -60 dBFS) where audio is required is listed in ``warnings``, not as a problem.
     After a call, ``clips``, ``probed`` and ``cached`` count the distinct files, the probes run and the results
@@ -76,8 +65,8 @@ class ClipChecker:
         self.probed = 0
         self.cached = 0
 
-    def __call__(self, bench: Bench) -> list[str]:
-        uses = self._uses(bench)
+    def check(self, uses: Sequence[ClipUse]) -> list[str]:
+        """The problems of these uses (``warnings`` then holds theirs)."""
         paths = list(dict.fromkeys(u.path for u in uses if u.path is not None))
         results = self._probe_all(paths)
         problems: list[str] = []
@@ -90,21 +79,6 @@ class ClipChecker:
             problems.extend(f"{use.where}: {message}" for message in found)
             self.warnings.extend(f"{use.where}: {message}" for message in notes)
         return problems
-
-    def _uses(self, bench: Bench) -> list[_Use]:
-        uses = []
-        for instance in bench.instances:
-            line = bench.where(instance)
-            needs = required_media(instance)
-            for index, turn in enumerate(instance.turns):
-                try:
-                    path: Path | None = resolve_media_path(bench.root, turn.video)
-                except MediaError:
-                    path = None
-                uses.append(
-                    _Use(f"{line}: turns[{index}].video", turn.video, path, needs, instance.requires is not None)
-                )
-        return uses
 
     def _probe_all(self, paths: list[Path]) -> dict[Path, ProbeResult]:
         """One result per path; a file whose bytes equal an earlier one's takes that one's result, unprobed."""
@@ -154,7 +128,7 @@ def _hash_or_none(path: Path) -> str | None:
         return None  # cached_probe reports why
 
 
-def _check(use: _Use, result: ProbeResult) -> tuple[list[str], list[str]]:
+def _check(use: ClipUse, result: ProbeResult) -> tuple[list[str], list[str]]:
     """(problems, warnings) for one use of a clip, without the location prefix."""
     clip = f"clip {use.video!r}"
     if result.error is not None:
@@ -171,11 +145,10 @@ def _check(use: _Use, result: ProbeResult) -> tuple[list[str], list[str]]:
     elif not info.width or not info.height or not info.fps:
         problems.append(f"{clip}: video stream has no usable size or frame rate")
     if "audio" in use.needs:
-        why = "the instance requires audio" if use.requires_set else "requires is unset, which means video and audio"
         if not info.has_audio:
-            problems.append(f"{clip} has no audio track, but {why}")
+            problems.append(f"{clip} has no audio track, but {use.why}")
         elif info.audio_codec in (None, "none"):
-            problems.append(f"{clip}: audio track cannot be decoded (no decoder for its codec), but {why}")
+            problems.append(f"{clip}: audio track cannot be decoded (no decoder for its codec), but {use.why}")
         elif info.audio_rms_dbfs is not None and info.audio_rms_dbfs < SILENT_DBFS:
             warnings.append(f"{clip}: audio track is silent ({info.audio_rms_dbfs:.0f} dBFS)")
     return problems, warnings

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from omnivchat._files import loads_json, validate_file
+from omnivchat.benchmarks.native import RunManifest
 from omnivchat.diagnostics import (
     ABLATION_FILE,
     ABLATION_SCHEMA,
@@ -32,7 +33,7 @@ from omnivchat.judges import (
     NativeScores,
     ScoreRecord,
 )
-from omnivchat.runs import MANIFEST_FILE, PROTOCOL, STORE_FILE, Manifest, RunCost, RunManifest, manifest_model
+from omnivchat.runs import MANIFEST_FILE, PROTOCOL, STORE_FILE, Manifest, RunCost, manifest_model
 from omnivchat.scoring import Table1Row
 
 AGREEMENT_FILE = "agreement.json"

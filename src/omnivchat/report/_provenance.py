@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from omnivchat.runs import STORE_FILE, Manifest, RunManifest, ServedModel, served_changes, where_served
+from omnivchat.benchmarks.native import RunManifest
+from omnivchat.runs import STORE_FILE, Manifest, ServedModel, served_changes, where_served
 
 
 class ScoredRun(Protocol):

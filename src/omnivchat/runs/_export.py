@@ -1,5 +1,5 @@
-"""Reading runs back, without changing them (also while a run is being written, or on read-only storage): the
-manifest, what the store counts and cost, where it was served; each benchmark builds its status and export on
+"""Reading runs back, without changing them (also while a run is being written, or on read-only storage): what the
+store counts and cost, where it was served; each benchmark builds its status and export on
 these (:mod:`omnivchat.benchmarks`)."""
 
 from __future__ import annotations
@@ -9,56 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from omnivchat._files import InputError, loads_json, read_text, validate_file
 from omnivchat.runs._cost import RunCost, tally
 from omnivchat.runs._errors import RunError
-from omnivchat.runs._files import (
-    KNOWN_PROTOCOLS,
-    MANIFEST_FILE,
-    PROTOCOL,
-    SOCIALOMNI_JUDGING_PROTOCOL,
-    Manifest,
-    RunManifest,
-    RunStatus,
-    ServedModel,
-    manifest_model,
-)
+from omnivchat.runs._files import RunStatus, ServedModel
 from omnivchat.runs._lock import lock_holder
 from omnivchat.runs._runner import STORE_FILE
 from omnivchat.runs._store import RunStore
-
-
-def _read_manifest(run_dir: Path) -> Manifest:
-    """Any run directory's manifest (read only), as the model of its protocol; RunError naming the directory and
-    what it expected."""
-    path = Path(run_dir) / MANIFEST_FILE
-    expected = f"{MANIFEST_FILE} with protocol {', '.join(KNOWN_PROTOCOLS)}"
-    if not path.is_file():
-        raise RunError(f"{run_dir}: not a run directory (no {MANIFEST_FILE}; expected {expected} and {STORE_FILE})")
-    try:
-        data = loads_json(read_text(path, "manifest"))
-    except (InputError, ValueError) as err:
-        raise RunError(f"{path}: cannot read the manifest ({err})") from None
-    if not isinstance(data, dict):
-        raise RunError(f"{path}: not a run manifest (expected a JSON object with protocol {expected})")
-    protocol = data.get("protocol", PROTOCOL)  # the first native manifests had no protocol field
-    if protocol not in KNOWN_PROTOCOLS:
-        raise RunError(f"{path}: unknown protocol {protocol!r} (expected one of {', '.join(KNOWN_PROTOCOLS)})")
-    return validate_file(manifest_model(protocol), data, path, f"{protocol} manifest", error=RunError)
-
-
-def load_manifest(run_dir: Path) -> RunManifest:
-    """The manifest of a native run directory (protocol omnivchat-run-v1, with its store); RunError otherwise."""
-    manifest = _read_manifest(run_dir)
-    if not isinstance(manifest, RunManifest):
-        judging = manifest.protocol == SOCIALOMNI_JUDGING_PROTOCOL
-        raise RunError(
-            f"{run_dir} is a SocialOmni {'judging' if judging else 'run'} directory "
-            f"({manifest.protocol}), not an omnivchat run ({PROTOCOL}); use the `omnivchat socialomni` commands for it"
-        )
-    if not (Path(run_dir) / STORE_FILE).is_file():
-        raise RunError(f"{run_dir}: not a run directory (needs {MANIFEST_FILE} and {STORE_FILE})")
-    return manifest
 
 
 def store_counts(run_dir: Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:

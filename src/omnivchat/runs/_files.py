@@ -1,9 +1,11 @@
-"""The typed files of a run directory: the manifest of each kind of run the runner makes, a run directory's status,
-and the export of a native run. Writers build these models and dump them; readers validate them.
+"""The typed files of a run directory: the manifest every run has, the registry of each benchmark's manifest model,
+a run directory's status, and what every export has. Writers build these models and dump them; readers validate
+them. Each benchmark defines its own manifest and export models (the native one's are
+:mod:`omnivchat.benchmarks.native`'s) and registers its manifests with :func:`register_manifest`.
 
-Old run directories still load: a field an older manifest lacks gets the default that says what it meant (a native
-manifest without ``benchmark`` was made by the native bench), a field this version does not know is kept, and a
-manifest is written back exactly as its dict was (identity checks and hashes compare the JSON, not the model).
+Old run directories still load: a field an older manifest lacks gets the default that says what it meant, a field
+this version does not know is kept, and a manifest is written back exactly as its dict was (identity checks and
+hashes compare the JSON, not the model).
 """
 
 from __future__ import annotations
@@ -15,21 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnivchat._canonical import sha256_json
 from omnivchat._files import FileModel, read_model, validate_file
-from omnivchat.prompts import source_label
-from omnivchat.runs._cost import CostTotals, RunCost
+from omnivchat.runs._cost import RunCost
 from omnivchat.runs._errors import RunError
 from omnivchat.runs._lock import LockHolder
 
 PROTOCOL = "omnivchat-run-v1"
-"""The protocol of a native run's manifest (a bench directory run by omnivchat)."""
+"""The protocol of a manifest without a protocol field: the first manifests were native runs' (a bench directory
+run by omnivchat), and had none."""
 MANIFEST_FILE = "manifest.json"
-NATIVE_BENCHMARK = "omnivchat"  # the registry name of the native bench format (omnivchat.benchmarks)
-# The protocols of the other run directories the runner makes (the SocialOmni benchmark's, defined by
-# omnivchat.socialomni, which this package may not import): `runs show` reads them too.
-SOCIALOMNI_PROTOCOL = "omnivchat-socialomni-v1"
-SOCIALOMNI_JUDGING_PROTOCOL = SOCIALOMNI_PROTOCOL + "-judging"
-KNOWN_PROTOCOLS = (PROTOCOL, SOCIALOMNI_PROTOCOL, SOCIALOMNI_JUDGING_PROTOCOL)
-EXPORT_SCHEMA = "omnivchat-export-v1"
 
 
 # ------------------------------------------------------------------------------------------------------ manifests
@@ -50,16 +45,6 @@ class Manifest(FileModel):
     def sha256(self) -> str:
         """The hash of the manifest as it was written (what a judging directory records of its candidate run)."""
         return sha256_json(self.dump(as_read=True))
-
-
-class BenchIdentity(FileModel):
-    """The bench a native run was made on: its name and version, and the hashes of its instances and clips."""
-
-    name: str
-    version: str
-    instances_sha256: str
-    n_instances: int
-    clips: dict[str, str] = Field(default_factory=dict, description="Clip path -> sha256 ('missing' if absent).")
 
 
 class PromptRecord(FileModel):
@@ -86,90 +71,23 @@ class PackageRecord(FileModel):
     source_sha256: str = ""
 
 
-class RunManifest(Manifest):
-    """manifest.json of a native run (protocol omnivchat-run-v1): the run's identity. A resume needs the very same
-    one, but for the code fields (``package``); anything a benchmark or the grid adds (``ablation``) is kept."""
-
-    benchmark: str | None = NATIVE_BENCHMARK
-    bench: BenchIdentity
-    prompts: dict[str, PromptRecord] = Field(default_factory=dict, description="'system' -> the system prompt.")
-    prompt_labels: dict[str, str] | None = None
-    """'system' -> which prompt ran, said plainly (omnivchat.prompts.prompt_label); older manifests have none."""
-    route: RouteIdentity
-    sampling: dict[str, Any] = Field(default_factory=dict)
-    condition: str = "both"
-    """The ablation condition the clips were sent under (``both``: as they are)."""
-    simulated: bool = False
-    package: PackageRecord | None = None
-
-    omit_when_none = ("benchmark", "prompt_labels")
-
-    def prompt_label(self, kind: str = "system") -> str | None:
-        """Which prompt of ``kind`` ran: the recorded label, else (a manifest written before labels were recorded)
-        omnivchat's default or the user file named by its source; None when the run recorded no such prompt."""
-        if self.prompt_labels and kind in self.prompt_labels:
-            return self.prompt_labels[kind]
-        record = self.prompts.get(kind)
-        return source_label(record.source, record.sha256) if record is not None else None
+_MANIFEST_MODELS: dict[str, type[Manifest]] = {}
 
 
-class SocialOmniManifest(Manifest):
-    """manifest.json of a SocialOmni run (protocol omnivchat-socialomni-v1, the hosted runner's manifest): written
-    by ``omnivchat.socialomni`` exactly as that runner's format has it. The sampling the run fixed (``temperature``,
-    ``top_p``) is kept as written, among the extra fields."""
-
-    protocol: str = SOCIALOMNI_PROTOCOL
-    benchmark: str | None = "socialomni"
-    model: str = "?"
-    endpoint: str | None = None
-    route: dict[str, Any] = Field(default_factory=dict, description="The resolved route settings, no base URL.")
-    source_sha256: dict[str, str | None] = Field(default_factory=dict, description="level1, level2 -> sha256.")
-    source_media_sha256: dict[str, str] | None = None
-    """``<task>-<id>`` -> sha256 of each declared item's clip: the run's item list (None: an unusable manifest)."""
-    prompts: dict[str, str] = Field(default_factory=dict, description="Prompt card hashes by task.")
-    prompt_labels: dict[str, str] | None = None
-    """Task -> which prompt card ran, said plainly ("omnivchat card", or the user file); older manifests have none."""
-    max_tokens: int | None = None
-    prefix_encoding: dict[str, Any] = Field(default_factory=dict)
-    who_cutoff_rule: str | None = None
-    tasks: list[str] | None = None
-    limit: int | None = None
-    harness_sha256: str | None = None
-    condition: str | None = None
-    """An ablation condition (absent: the clips as they are)."""
-
-    omit_when_none = ("benchmark", "condition", "prompt_labels")
+def register_manifest(protocol: str, model: type[Manifest]) -> type[Manifest]:
+    """Read manifests of ``protocol`` as ``model`` (a benchmark's package calls this when it loads); returns it."""
+    _MANIFEST_MODELS[protocol] = model
+    return model
 
 
-class SocialOmniJudgingManifest(Manifest):
-    """manifest.json of a SocialOmni judging directory (protocol omnivchat-socialomni-v1-judging): the panel, its
-    judges and what they judged (hashes of the candidate run's manifest and replies, the contexts, the rubric)."""
-
-    protocol: str = SOCIALOMNI_JUDGING_PROTOCOL
-    panel: str = "?"
-    candidate_manifest_sha256: str | None = None
-    candidate_rows_sha256: str | None = None
-    contexts_sha256: str | None = None
-    rubric_sha256: str | None = None
-    judges: list[dict[str, Any]] = Field(default_factory=list, description="Each judge's file entry, no key.")
-    sampling: dict[str, Any] = Field(default_factory=dict)
-    harness_sha256: str | None = None
-
-    @property
-    def judge_names(self) -> list[str]:
-        return [str(j.get("name", "?")) for j in self.judges]
-
-
-MANIFEST_MODELS: dict[str, type[Manifest]] = {
-    PROTOCOL: RunManifest,
-    SOCIALOMNI_PROTOCOL: SocialOmniManifest,
-    SOCIALOMNI_JUDGING_PROTOCOL: SocialOmniJudgingManifest,
-}
+def known_protocols() -> tuple[str, ...]:
+    """The protocols whose manifest model is registered, sorted (whatever order their packages loaded in)."""
+    return tuple(sorted(_MANIFEST_MODELS))
 
 
 def manifest_model(protocol: str) -> type[Manifest]:
-    """The model of a manifest of ``protocol`` (:class:`Manifest` for another benchmark's)."""
-    return MANIFEST_MODELS.get(protocol, Manifest)
+    """The registered model of a manifest of ``protocol`` (:class:`Manifest` for one not registered)."""
+    return _MANIFEST_MODELS.get(protocol, Manifest)
 
 
 def read_manifest(run_dir: Path, model: type[Manifest] | None = None) -> Manifest:
@@ -299,59 +217,3 @@ class ExportFile(FileModel):
             if isinstance(value, list):
                 return len(value)
         return 0
-
-
-class NativeRecord(FileModel):
-    """One item of a native run's export: its reply and metadata (the item's subcategory, language and source are
-    kept as the store has them)."""
-
-    id: str
-    status: str
-    reply: str | None = None
-    reasoning: str | None = None
-    finish_reason: str | None = None
-    usage: dict[str, Any] | None = None
-    delivered: dict[str, Any] | None = None
-    error_kind: str | None = None
-    error: str | None = None
-    attempts: int = 0
-    request_sha256: str | None = None
-    cost: CostTotals | None = None
-    """What the item's attempts cost (None in exports made before costs were kept)."""
-    redacted: bool = False
-    """The reply held the run's key and was masked: its text is not what the model sent (routes._redact)."""
-
-
-class ExportCounts(BaseModel):
-    """A native run's counts: bench instances, done, failed, not run, failure kinds and tokens."""
-
-    model_config = ConfigDict(extra="allow")
-
-    instances: int
-    done: int
-    failed: int
-    not_run: int
-    failure_kinds: dict[str, int] = Field(default_factory=dict)
-    tokens: dict[str, float] = Field(default_factory=dict)
-    cost: RunCost | None = None
-
-
-class NativeExport(ExportFile):
-    """The export of a native run (schema omnivchat-export-v1): per-item replies and metadata, the manifest without
-    endpoint, base URL or key variable, and the counts."""
-
-    schema_: str = Field(EXPORT_SCHEMA, alias="schema")
-    simulated: bool = False
-    prompts: dict[str, str] = Field(default_factory=dict, description="'system' -> which prompt ran, said plainly.")
-    manifest: dict[str, Any] = Field(default_factory=dict, description="The run's manifest, shareable.")
-    counts: ExportCounts
-    records: list[NativeRecord] = Field(default_factory=list)
-
-
-def read_export(path: Path) -> ExportFile:
-    """An export file (any benchmark's): :class:`NativeExport` for a native run's, :class:`ExportFile` (with its
-    own fields kept) for another's."""
-    generic = read_model(path, ExportFile, "export")
-    if generic.schema_ == EXPORT_SCHEMA:
-        return read_model(path, NativeExport, "export")
-    return generic

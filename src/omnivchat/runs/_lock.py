@@ -1,6 +1,6 @@
 """One writer per run directory: an advisory lock on ``RUN/.lock``.
 
-Every command that writes into a run directory (``eval`` and the ablation grid through :func:`run_eval`,
+Every command that writes into a run directory (``eval`` and the ablation grid through :func:`run_tasks`,
 ``judge``, SocialOmni ``evaluate``, ``judge`` and ``rescore``) takes the lock first, before it reads or writes
 the manifest and before any request is sent. A second writer fails at once with :class:`RunLocked`, whose message
 names the holder's pid, what it is doing and since when; two writers would otherwise send (and pay for) every
@@ -15,7 +15,7 @@ How it works:
   surviving child never keeps a dead writer's lock. (A child forked without exec, e.g. multiprocessing's "fork",
   would share it.)
 - Within one process the lock is re-entrant for the thread that holds it (a command that holds it may call
-  :func:`run_eval`, which takes it again); another thread of the same process is refused like another process.
+  :func:`run_tasks`, which takes it again); another thread of the same process is refused like another process.
 - Readers (``runs show``, ``export``, ``score``, ``report``) never take it and never create the file.
   :func:`lock_holder` tells them who is writing: it tries a shared lock for an instant, and a writer that meets
   that instant retries for a moment (``CONTENTION_S``) before it gives up.

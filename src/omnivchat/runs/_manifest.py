@@ -16,26 +16,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import omnivchat
-from omnivchat._canonical import sha256_file, sha256_json, sha256_text
 from omnivchat._files import loads_json, read_text, write_text_atomic
-from omnivchat.bench import Bench, Instance
 from omnivchat.errors import OmnivchatError
-from omnivchat.prompts import prompt_label
 from omnivchat.routes import Route
-from omnivchat.runs._files import (
-    MANIFEST_FILE,
-    NATIVE_BENCHMARK,
-    PROTOCOL,
-    BenchIdentity,
-    Manifest,
-    PackageRecord,
-    PromptRecord,
-    RouteIdentity,
-    RunManifest,
-)
+from omnivchat.runs._files import MANIFEST_FILE, PROTOCOL, Manifest, RouteIdentity
 
 # The code that decides what is sent and how it is stored: recorded with the run, for audit, not its identity.
-_HASHED_PACKAGES = ("bench", "media", "routes", "runs", "prompts")
+_HASHED_PACKAGES = ("bench", "media", "routes", "runs", "prompts", "benchmarks/native")
 # Manifest fields that record which code made a run; a change in them warns instead of refusing.
 CODE_FIELDS = ("package", "harness_sha256")
 # Manifest fields recorded for information only, never compared: where the run was served (a replica set). A run
@@ -51,7 +38,8 @@ class ManifestMismatch(OmnivchatError, RuntimeError):
 
 @cache
 def source_hash() -> str:
-    """sha256 over the sources that shape requests and results (bench, media, routes, runs, prompts)."""
+    """sha256 over the sources that shape requests and results (bench, media, routes, runs, prompts and the native
+    benchmark, which builds a bench's requests)."""
     root = Path(omnivchat.__file__).parent
     digest = hashlib.sha256()
     files = [root / "_canonical.py"]
@@ -64,60 +52,14 @@ def source_hash() -> str:
 
 def package_record() -> dict[str, str]:
     """The code of this process: omnivchat's version and the hash of the sources that shape requests (a dict, for
-    a benchmark that writes its manifest as one; :class:`PackageRecord` in a native manifest)."""
+    a benchmark that writes its manifest as one; :class:`PackageRecord` in a typed manifest)."""
     return {"version": omnivchat.__version__, "source_sha256": source_hash()}
-
-
-def bench_identity(bench: Bench, instances: list[Instance]) -> BenchIdentity:
-    """Hashes of the instances used and of every clip they reference."""
-    clips: dict[str, str] = {}
-    for instance in instances:
-        for turn in instance.turns:
-            if turn.video not in clips:
-                path = bench.media_path(turn)
-                clips[turn.video] = sha256_file(path) if path.is_file() else "missing"
-    rows = [json.loads(i.model_dump_json()) for i in instances]
-    return BenchIdentity(
-        name=bench.info.name,
-        version=bench.info.version,
-        instances_sha256=sha256_json(rows),
-        n_instances=len(instances),
-        clips=clips,
-    )
 
 
 def route_identity(route: Route) -> RouteIdentity:
     """Route kind, endpoint (no port, query or key) and every resolved setting but the base URL."""
     settings = route.settings.model_dump(mode="json", exclude={"base_url"})
     return RouteIdentity(model=route.model_id, kind=route.settings.route, endpoint=route.endpoint, settings=settings)
-
-
-def build_manifest(
-    *,
-    bench: Bench,
-    instances: list[Instance],
-    route: Route,
-    system_prompt: str,
-    system_prompt_label: str,
-    sampling: dict[str, Any],
-    condition: str,
-    extra: dict[str, Any] | None = None,
-) -> RunManifest:
-    """The manifest of a native run: its bench, system prompt, route, sampling and condition (its identity) and
-    the code that made it; ``extra`` fields (what a caller adds, e.g. the ablation grid) are kept as given."""
-    fields: dict[str, Any] = {
-        "protocol": PROTOCOL,
-        "benchmark": NATIVE_BENCHMARK,
-        "bench": bench_identity(bench, instances),
-        "prompts": {"system": PromptRecord(sha256=sha256_text(system_prompt), source=system_prompt_label)},
-        "prompt_labels": {"system": prompt_label(system_prompt, "system", system_prompt_label)},
-        "route": route_identity(route),
-        "sampling": sampling,
-        "condition": condition,
-        "simulated": route.settings.route == "sim",
-        "package": PackageRecord.model_validate(package_record()),
-    }
-    return RunManifest.model_validate({**fields, **(extra or {})})
 
 
 def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:

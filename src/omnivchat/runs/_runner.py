@@ -1,4 +1,4 @@
-"""The async runner: every bench item through one route, resumable, with retries and a progress bar."""
+"""The async runner: every item of a run through one route, resumable, with retries and a progress bar."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from rich.console import Console
 from rich.progress import TextColumn
 
 from omnivchat._progress import progress_bar
-from omnivchat.bench import Bench, Instance, Turn
 from omnivchat.errors import Interrupted
 from omnivchat.media import MediaError
 from omnivchat.routes import (
@@ -25,13 +24,10 @@ from omnivchat.routes import (
     AttemptHooks,
     ChatRequest,
     ChatResponse,
-    HistoryTurn,
     Prepared,
     RetryPolicy,
     Route,
     RouteError,
-    Sampling,
-    SimOracle,
     estimate_prepared,
     send_with_retries,
 )
@@ -39,7 +35,7 @@ from omnivchat.runs._budget import Budget, check_priced
 from omnivchat.runs._cost import CostTotals, tally
 from omnivchat.runs._files import Manifest
 from omnivchat.runs._lock import writes_run_dir
-from omnivchat.runs._manifest import build_manifest, package_record, write_or_check_manifest
+from omnivchat.runs._manifest import package_record, write_or_check_manifest
 from omnivchat.runs._progress import BACKOFF, RETRY_AFTER, RunProgress
 from omnivchat.runs._store import RunStore
 
@@ -69,45 +65,6 @@ class RunSummary:
     @property
     def complete(self) -> bool:
         return self.done == self.total
-
-
-def build_request(
-    bench: Bench,
-    instance: Instance,
-    *,
-    system_prompt: str | None,
-    sampling: Sampling,
-    simulated: bool,
-    clip_transform: Callable[[Path], Path | None] | None = None,
-) -> ChatRequest:
-    """The request for one instance: earlier turns with their reference replies as history, then the final clip.
-
-    ``clip_transform`` maps every clip, history included, to the one sent (an ablation condition); None drops
-    the clip altogether.
-    """
-    *earlier, final = instance.turns
-
-    def clip(turn: Turn) -> Path | None:
-        path = bench.media_path(turn)
-        return clip_transform(path) if clip_transform is not None else path
-
-    history = tuple(HistoryTurn(clip=clip(t), reply=t.reply or "", text=t.text) for t in earlier)
-    oracle = None
-    if simulated:  # only a simulated model is told the answer; real routes never see this field
-        oracle = SimOracle(
-            reference=instance.reference,
-            language=instance.language,
-            requires=tuple(instance.requires) if instance.requires else None,
-        )
-    return ChatRequest(
-        item_id=instance.id,
-        system_prompt=system_prompt,
-        history=history,
-        clip=clip(final),
-        text=final.text,
-        sampling=sampling,
-        oracle=oracle,
-    )
 
 
 class Runner:
@@ -480,74 +437,3 @@ async def run_tasks_async(
 def run_tasks(*args: Any, **kwargs: Any) -> RunSummary:
     """Synchronous wrapper of :func:`run_tasks_async` (same arguments)."""
     return asyncio.run(run_tasks_async(*args, **kwargs))
-
-
-@writes_run_dir("run_dir", "eval")  # taken before the manifest is built (the grid re-takes it: reentrant)
-async def run_eval_async(
-    bench: Bench,
-    route: Route,
-    run_dir: str | Path,
-    *,
-    system_prompt: str | None,
-    system_prompt_label: str = "omnivchat:spoken_assistant.txt",
-    sampling: Sampling | None = None,
-    concurrency: int | None = None,
-    limit: int | None = None,
-    retry: RetryPolicy | None = None,
-    condition: str = "both",
-    clip_transform: Callable[[Path], Path | None] | None = None,
-    progress: bool = True,
-    manifest_extra: dict[str, Any] | None = None,
-) -> RunSummary:
-    """Run every instance (or the first ``limit``) of a native ``bench`` through ``route`` into ``run_dir``.
-
-    A new directory gets a manifest; an existing one is resumed only when its manifest is identical: completed
-    results are reused, failed items retried, old attempts kept. ``clip_transform(path) -> Path | None`` changes
-    every clip sent (ablation conditions); name what it does in ``condition``, which the manifest records.
-    """
-    sampling = sampling or Sampling()
-    instances = bench.instances[:limit] if limit else list(bench.instances)
-    simulated = route.settings.route == "sim"
-    manifest = build_manifest(
-        bench=bench,
-        instances=bench.instances,  # the identity covers the whole bench, so --limit can grow on resume
-        route=route,
-        system_prompt=system_prompt or "",
-        system_prompt_label=system_prompt_label,
-        sampling=sampling.model_dump(),
-        condition=condition,
-        extra=manifest_extra,
-    )
-
-    def pending(instance: Instance) -> Pending:
-        def build() -> ChatRequest:
-            return build_request(
-                bench,
-                instance,
-                system_prompt=system_prompt,
-                sampling=sampling,
-                simulated=simulated,
-                clip_transform=clip_transform,
-            )
-
-        meta = {"subcategory": instance.subcategory, "language": instance.language, "source": instance.source}
-        return Pending(instance.id, build, meta)
-
-    work = TaskWork(CANDIDATE, [pending(i) for i in instances], label=f"{route.model_id} [{condition}]")
-    # Condition transforms run ffmpeg (cached): build requests on a few threads, not one by one.
-    return await run_tasks_async(
-        route,
-        run_dir,
-        manifest,
-        [work],
-        concurrency=concurrency,
-        retry=retry,
-        progress=progress,
-        invocation={"bench": str(bench.root.resolve()), "limit": limit},
-        build_workers=4 if clip_transform is not None else 1,
-    )
-
-
-def run_eval(*args: Any, **kwargs: Any) -> RunSummary:
-    """Synchronous wrapper of :func:`run_eval_async` (same arguments)."""
-    return asyncio.run(run_eval_async(*args, **kwargs))

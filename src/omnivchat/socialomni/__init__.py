@@ -10,7 +10,14 @@ metrics, the three-judge panel, rescoring and exports. Protocol: SocialOmni's ho
 from omnivchat.socialomni._cards import PromptCards, how_text, load_cards, when_text, who_text
 from omnivchat.socialomni._data import WhenItem, WhoItem, how_items, load_when, load_who
 from omnivchat.socialomni._errors import SocialOmniError
-from omnivchat.socialomni._files import SocialOmniExport, SocialOmniSummary
+from omnivchat.socialomni._files import (
+    SOCIALOMNI_JUDGING_PROTOCOL,
+    SOCIALOMNI_PROTOCOL,
+    SocialOmniExport,
+    SocialOmniJudgingManifest,
+    SocialOmniManifest,
+    SocialOmniSummary,
+)
 from omnivchat.socialomni._metrics import (
     HowMetrics,
     classification_metrics,
@@ -53,6 +60,8 @@ __all__ = [
     "GENERATION",
     "PANELS",
     "PROTOCOL",
+    "SOCIALOMNI_JUDGING_PROTOCOL",
+    "SOCIALOMNI_PROTOCOL",
     "TASK_ORDER",
     "WHO_CUTOFF_RULE",
     "HowMetrics",
@@ -60,6 +69,8 @@ __all__ = [
     "PromptCards",
     "SocialOmniError",
     "SocialOmniExport",
+    "SocialOmniJudgingManifest",
+    "SocialOmniManifest",
     "SocialOmniSummary",
     "WhenItem",
     "WhoItem",

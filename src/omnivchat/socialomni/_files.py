@@ -1,7 +1,7 @@
 """The typed files of SocialOmni: a run's summary.json, a judging directory's scores.json and summary.json, the
-rescoring input.json and results.json, and the export; the run and judging manifests are
-:class:`omnivchat.runs.SocialOmniManifest` and :class:`omnivchat.runs.SocialOmniJudgingManifest` (the runner reads
-them too).
+rescoring input.json and results.json, the export, and the run and judging manifests (:class:`SocialOmniManifest`,
+:class:`SocialOmniJudgingManifest`, registered with ``omnivchat.runs.register_manifest`` so that a run directory's
+manifest reads as its model wherever it is read).
 
 These files keep the formats of SocialOmni's hosted runner (its README, section 4): a run's summary.json is keyed by
 task, a judging scores.json is ``{item id: {judge: score}}``, the rescoring files carry ``schema_version`` 1 and the
@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field, RootModel, ValidationError, model_validator
 
 from omnivchat._files import FileModel, read_model, validation_problem
-from omnivchat.runs import SOCIALOMNI_PROTOCOL, ExportFile, SocialOmniJudgingManifest, SocialOmniManifest
+from omnivchat.runs import ExportFile, Manifest, register_manifest
 from omnivchat.socialomni._errors import SocialOmniError
 from omnivchat.socialomni._metrics import HowMetrics
 
@@ -31,12 +31,18 @@ JUDGE_SCORES_VERSION = "omnivchat-socialomni-judge-scores-v1"
 RESCORE_SCHEMA_VERSION = 1
 """``schema_version`` of the rescoring input.json and results.json."""
 EXPORT_SCHEMA = "omnivchat-socialomni-export-v1"
+SOCIALOMNI_PROTOCOL = "omnivchat-socialomni-v1"
+"""The protocol of a SocialOmni run's manifest."""
+SOCIALOMNI_JUDGING_PROTOCOL = SOCIALOMNI_PROTOCOL + "-judging"
+"""The protocol of a SocialOmni judging directory's manifest."""
 
 __all__ = [
     "EXPORT_SCHEMA",
     "JUDGE_SCORES_VERSION",
     "JUDGING_SUMMARY_VERSION",
     "RESCORE_SCHEMA_VERSION",
+    "SOCIALOMNI_JUDGING_PROTOCOL",
+    "SOCIALOMNI_PROTOCOL",
     "SUMMARY_VERSION",
     "ClassCounts",
     "ClassificationMetrics",
@@ -65,6 +71,57 @@ __all__ = [
     "read_summary",
     "rescore_input",
 ]
+
+
+class SocialOmniManifest(Manifest):
+    """manifest.json of a SocialOmni run (protocol omnivchat-socialomni-v1, the hosted runner's manifest): written
+    by ``omnivchat.socialomni`` exactly as that runner's format has it. The sampling the run fixed (``temperature``,
+    ``top_p``) is kept as written, among the extra fields."""
+
+    protocol: str = SOCIALOMNI_PROTOCOL
+    benchmark: str | None = "socialomni"
+    model: str = "?"
+    endpoint: str | None = None
+    route: dict[str, Any] = Field(default_factory=dict, description="The resolved route settings, no base URL.")
+    source_sha256: dict[str, str | None] = Field(default_factory=dict, description="level1, level2 -> sha256.")
+    source_media_sha256: dict[str, str] | None = None
+    """``<task>-<id>`` -> sha256 of each declared item's clip: the run's item list (None: an unusable manifest)."""
+    prompts: dict[str, str] = Field(default_factory=dict, description="Prompt card hashes by task.")
+    prompt_labels: dict[str, str] | None = None
+    """Task -> which prompt card ran, said plainly ("omnivchat card", or the user file); older manifests have none."""
+    max_tokens: int | None = None
+    prefix_encoding: dict[str, Any] = Field(default_factory=dict)
+    who_cutoff_rule: str | None = None
+    tasks: list[str] | None = None
+    limit: int | None = None
+    harness_sha256: str | None = None
+    condition: str | None = None
+    """An ablation condition (absent: the clips as they are)."""
+
+    omit_when_none = ("benchmark", "condition", "prompt_labels")
+
+
+class SocialOmniJudgingManifest(Manifest):
+    """manifest.json of a SocialOmni judging directory (protocol omnivchat-socialomni-v1-judging): the panel, its
+    judges and what they judged (hashes of the candidate run's manifest and replies, the contexts, the rubric)."""
+
+    protocol: str = SOCIALOMNI_JUDGING_PROTOCOL
+    panel: str = "?"
+    candidate_manifest_sha256: str | None = None
+    candidate_rows_sha256: str | None = None
+    contexts_sha256: str | None = None
+    rubric_sha256: str | None = None
+    judges: list[dict[str, Any]] = Field(default_factory=list, description="Each judge's file entry, no key.")
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    harness_sha256: str | None = None
+
+    @property
+    def judge_names(self) -> list[str]:
+        return [str(j.get("name", "?")) for j in self.judges]
+
+
+register_manifest(SOCIALOMNI_PROTOCOL, SocialOmniManifest)
+register_manifest(SOCIALOMNI_JUDGING_PROTOCOL, SocialOmniJudgingManifest)
 
 
 # --------------------------------------------------------------------------------------------- run summary.json

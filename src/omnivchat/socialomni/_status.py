@@ -6,19 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from omnivchat.runs import (
-    SOCIALOMNI_JUDGING_PROTOCOL,
-    SOCIALOMNI_PROTOCOL,
     ItemCounts,
     JudgeCounts,
     RunStatus,
-    SocialOmniJudgingManifest,
-    SocialOmniManifest,
     attempt_counts,
     read_manifest,
     served_status,
     store_counts,
 )
 from omnivchat.socialomni._errors import SocialOmniError
+from omnivchat.socialomni._files import (
+    SOCIALOMNI_JUDGING_PROTOCOL,
+    SOCIALOMNI_PROTOCOL,
+    SocialOmniJudgingManifest,
+    SocialOmniManifest,
+)
 
 
 def _socialomni_status(run_dir: Path, manifest: SocialOmniManifest) -> RunStatus:

@@ -15,26 +15,21 @@ from omnivchat.benchmarks._protocol import (
     JudgeOutcome,
     RunOptions,
     ScoreOptions,
+    ScoreReport,
     Scores,
     Source,
 )
 from omnivchat.benchmarks._registry import register
+from omnivchat.benchmarks.native._files import NATIVE_BENCHMARK, NativeExport, RunManifest
 from omnivchat.benchmarks.native._judging import collect_scores, estimate_judging, judge_run, run_bench
+from omnivchat.benchmarks.native._run import build_manifest, build_request
 from omnivchat.benchmarks.native._scores import item_records, write_scores_file
 from omnivchat.benchmarks.native._status import export, status
+from omnivchat.benchmarks.native._summary import score_summary
 from omnivchat.judges import JudgePrompts
 from omnivchat.prompts import load_prompt
 from omnivchat.routes import ChatRequest, Route
-from omnivchat.runs import (
-    CANDIDATE,
-    NATIVE_BENCHMARK,
-    PROTOCOL,
-    NativeExport,
-    RunManifest,
-    RunStatus,
-    build_manifest,
-    build_request,
-)
+from omnivchat.runs import CANDIDATE, PROTOCOL, RunStatus
 from omnivchat.scoring import table1_row
 
 
@@ -116,6 +111,9 @@ class OmniVChatBench:
         return Scores(
             benchmark=self.name, items=results, metrics=metrics, complete=row.complete, incomplete=row.incompleteness()
         )
+
+    def score_summary(self, run_dir: Path, options: ScoreOptions) -> ScoreReport:
+        return score_summary(run_dir, options)
 
     def save_scores(self, run_dir: Path, scores: Scores) -> Path:
         m = scores.metrics

@@ -19,6 +19,7 @@ from omnivchat.bench import (
     load_bench,
     rejected_over_time,
 )
+from omnivchat.benchmarks.native._files import load_manifest
 from omnivchat.judges import (
     RULE_JUDGE,
     STYLE_REQUIREMENTS,
@@ -51,7 +52,6 @@ from omnivchat.runs import (
     RunError,
     RunStore,
     RunSummary,
-    load_manifest,
     tally,
     writes_run_dir,
 )

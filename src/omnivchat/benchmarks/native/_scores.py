@@ -8,9 +8,9 @@ from typing import Any
 
 from omnivchat._files import write_model
 from omnivchat.bench import Bench
+from omnivchat.benchmarks.native._files import load_manifest
 from omnivchat.benchmarks.native._judging import ItemScore, style_prompt_label
 from omnivchat.judges import SCORES_FILE, BenchName, NativeScores, ScoreRecord
-from omnivchat.runs import load_manifest
 from omnivchat.scoring import Table1Row, is_empty_reply
 
 

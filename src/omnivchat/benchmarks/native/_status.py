@@ -5,21 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from omnivchat.benchmarks.native._files import ExportCounts, NativeExport, NativeRecord, RunManifest, load_manifest
 from omnivchat.runs import (
     CANDIDATE,
     PROTOCOL,
     STORE_FILE,
-    ExportCounts,
     ItemCounts,
-    NativeExport,
-    NativeRecord,
     RunError,
-    RunManifest,
     RunStatus,
     RunStore,
     attempt_counts,
     item_costs,
-    load_manifest,
     served_status,
     tally,
 )
