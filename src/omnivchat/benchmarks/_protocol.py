@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from omnivchat.judges import ItemResult, JudgesConfig, Scores
+from omnivchat.judges import Aggregate, ItemResult, JudgesConfig, Scores
 from omnivchat.routes import ChatRequest, ReplyAudio, Route, Sampling
 from omnivchat.runs import ExportFile, Manifest, RunStatus
 
@@ -93,7 +93,7 @@ class ScoreOptions:
 
     config: JudgesConfig = field(default_factory=JudgesConfig)
     panel: list[str] = field(default_factory=list)
-    aggregate: str = "mean"
+    aggregate: Aggregate = "mean"
     style_judge: str | None = None
     judging: Path | None = None  # where a benchmark that judges into a separate directory put its verdicts
     asr: str | None = None  # spoken replies: the ASR whose transcripts are scored (its id; None: the only one)

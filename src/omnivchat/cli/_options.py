@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Concatenate, ParamSpec, TypeVa
 import typer
 
 if TYPE_CHECKING:
-    from omnivchat.judges import JudgesConfig
+    from omnivchat.judges import Aggregate, JudgesConfig
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -204,6 +204,12 @@ def check_choice(flag: str, given: str | Sequence[str], allowed: Sequence[str]) 
     if wrong or not values:
         said = f"{flag} is {'|'.join(allowed)}" + (" (comma-separated)" if several else "")
         raise fail(said + (f", not {wrong[0]!r}" if wrong else ""))
+
+
+def aggregate_choice(given: str) -> "Aggregate":
+    """``--aggregate``: how a panel's verdicts combine, checked (mean or majority)."""
+    check_choice("--aggregate", given, ("mean", "majority"))
+    return "majority" if given == "majority" else "mean"
 
 
 def panel_members(config: "JudgesConfig", panel: str | None, judges_file: Path | None) -> list[str]:

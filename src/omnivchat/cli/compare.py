@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from omnivchat.cli._app import console, err_console, warn
-from omnivchat.cli._options import check_choice, panel_members
+from omnivchat.cli._options import aggregate_choice, panel_members
 
 SHOWN = 20  # items listed per group on the terminal; comparison.json lists them all
 
@@ -79,11 +79,11 @@ def compare_command(
     from omnivchat.diagnostics import compare_runs, write_comparison
     from omnivchat.judges import load_judges
 
-    check_choice("--aggregate", aggregate, ("mean", "majority"))
+    combine = aggregate_choice(aggregate)
     if output is not None:
         check_output_file(output, inputs=[judges, run_a, run_b], force=force)
     config = load_judges(judges)
-    options = ScoreOptions(config=config, panel=panel_members(config, panel, judges), aggregate=aggregate)
+    options = ScoreOptions(config=config, panel=panel_members(config, panel, judges), aggregate=combine)
     with err_console.status("comparing") as status:  # a CompareError ends the command as one line
         result = compare_runs(
             run_a,

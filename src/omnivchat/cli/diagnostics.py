@@ -21,6 +21,7 @@ from omnivchat.cli._options import (
     ProgressOption,
     RouteOptions,
     SplitOption,
+    aggregate_choice,
     check_choice,
     media_roots,
     panel_members,
@@ -162,7 +163,7 @@ def ablate_command(
 
     check_choice("--neither", neither, ("blank", "none"))
     check_choice("--video-only", video_only, ("mute", "strip"))
-    check_choice("--aggregate", aggregate, ("mean", "majority"))
+    how = aggregate_choice(aggregate)
     check_output_dir(output, ours=is_ablation_dir, kind="an ablation directory")
     the_benchmark = get_benchmark(benchmark)
     source = Source(
@@ -192,7 +193,7 @@ def ablate_command(
         "benchmark": the_benchmark,
         "source": source,
         "task": task,
-        "aggregate": aggregate,
+        "aggregate": how,
         "neither": neither,
         "video_only": video_only,
         "chance": chance,
@@ -226,7 +227,7 @@ def ablate_command(
         output,
         grid,
         panel=members,
-        aggregate=aggregate,
+        aggregate=how,
         neither=neither,
         self_check_record=record,
         simulated=probe_route.settings.route == "sim",

@@ -18,7 +18,7 @@ from omnivchat.cli._options import (
     NoKeyJudgesOption,
     OnlyJudgeOption,
     ProgressOption,
-    check_choice,
+    aggregate_choice,
     note_placeholder_judges,
     panel_members,
 )
@@ -176,13 +176,13 @@ def score_run(
         if not isinstance(found, ScoreSummary):
             raise fail(f"{run_dir} is a {found.name} run: it has no table of its own to score")
         benchmark = found
-    check_choice("--aggregate", aggregate, ("mean", "majority"))
+    how = aggregate_choice(aggregate)
     config = load_judges(judges)
     members = panel_members(config, panel, judges)
     options = ScoreOptions(
         config=config,
         panel=members,
-        aggregate=aggregate,
+        aggregate=how,
         style_judge=style_judge,
         data=bench,
         delivered_only=delivered_only,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from omnivchat._blocking import blocking
 from omnivchat.media import MediaError
 from omnivchat.routes import (
     DEFAULT_OUTPUT_TOKENS,
@@ -196,6 +197,4 @@ async def estimate_tasks_async(
     return dry
 
 
-def estimate_tasks(*args: Any, **kwargs: Any) -> DryRun:
-    """Synchronous wrapper of :func:`estimate_tasks_async` (same arguments)."""
-    return asyncio.run(estimate_tasks_async(*args, **kwargs))
+estimate_tasks = blocking(estimate_tasks_async, "Synchronous :func:`estimate_tasks_async` (its parameters).")

@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import TextColumn
 
+from omnivchat._blocking import blocking
 from omnivchat._progress import progress_bar
 from omnivchat.errors import Interrupted
 from omnivchat.media import MediaError
@@ -357,7 +358,7 @@ async def run_tasks_async(
     progress: bool = True,
     invocation: dict[str, Any] | None = None,
     build_workers: int = 4,
-    after_task: Callable[[str], None] | None = None,
+    after_task: Callable[[str], object] | None = None,
     budget_usd: float | None = None,
 ) -> RunSummary:
     """Send every task's requests through ``route`` into ``run_dir``: the shared loop of every benchmark.
@@ -434,6 +435,4 @@ async def run_tasks_async(
     return summary
 
 
-def run_tasks(*args: Any, **kwargs: Any) -> RunSummary:
-    """Synchronous wrapper of :func:`run_tasks_async` (same arguments)."""
-    return asyncio.run(run_tasks_async(*args, **kwargs))
+run_tasks = blocking(run_tasks_async, "Synchronous :func:`run_tasks_async` (its parameters).")

@@ -85,7 +85,7 @@ class OmniVChatBench:
             run_dir,
             dataset,
             options.panel or ["rule"],
-            aggregate=options.aggregate,  # type: ignore[arg-type]  # the options model holds the CLI's checked mean|majority as a str
+            aggregate=options.aggregate,
             style_judge=options.style_judge,
         )
         row = table1_row([i.scored_reply() for i in items], style_graded=options.style_judge is not None)

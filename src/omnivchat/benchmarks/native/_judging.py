@@ -3,13 +3,13 @@ and panel scores assembled from what is stored. A partial panel never yields a n
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from omnivchat._blocking import blocking
 from omnivchat._canonical import sha256_json, sha256_text
 from omnivchat.bench import (
     INSPECTION_FILE,
@@ -327,14 +327,10 @@ async def estimate_judging_async(
     return report, dry
 
 
-def estimate_judging(*args: Any, **kwargs: Any) -> tuple[JudgeReport, DryRun]:
-    """Synchronous :func:`estimate_judging_async`."""
-    return asyncio.run(estimate_judging_async(*args, **kwargs))
+estimate_judging = blocking(estimate_judging_async, "Synchronous :func:`estimate_judging_async`. (its parameters).")
 
 
-def judge_run(*args: Any, **kwargs: Any) -> JudgeReport:
-    """Synchronous :func:`judge_run_async`."""
-    return asyncio.run(judge_run_async(*args, **kwargs))
+judge_run = blocking(judge_run_async, "Synchronous :func:`judge_run_async`. (its parameters).")
 
 
 @dataclass

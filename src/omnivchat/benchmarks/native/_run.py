@@ -4,12 +4,12 @@ runs a bench through one route with the shared run loop (``omnivchat.runs.run_ta
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from omnivchat._blocking import blocking
 from omnivchat._canonical import sha256_file, sha256_json, sha256_text
 from omnivchat.bench import Bench, Instance, Turn
 from omnivchat.benchmarks.native._files import NATIVE_BENCHMARK, BenchIdentity, RunManifest
@@ -181,6 +181,4 @@ async def run_eval_async(
     )
 
 
-def run_eval(*args: Any, **kwargs: Any) -> RunSummary:
-    """Synchronous wrapper of :func:`run_eval_async` (same arguments)."""
-    return asyncio.run(run_eval_async(*args, **kwargs))
+run_eval = blocking(run_eval_async, "Synchronous :func:`run_eval_async` (its parameters).")

@@ -48,7 +48,7 @@ def score_summary(run_dir: Path, options: ScoreOptions) -> ScoreReport:
     members = options.panel or [RULE_JUDGE]
     aggregate, style_judge = options.aggregate, options.style_judge
     bench = run_bench(run_dir, options.data, delivered_only=options.delivered_only)
-    items = collect_scores(run_dir, bench, members, aggregate=aggregate, style_judge=style_judge)  # type: ignore[arg-type]
+    items = collect_scores(run_dir, bench, members, aggregate=aggregate, style_judge=style_judge)
     row = table1_row([i.scored_reply() for i in items], style_graded=style_judge is not None)
     title = f"Table 1 row: {bench.info.name}, panel {'+'.join(members)} ({aggregate})"
     values: dict[str, Any] = {**row.model_dump(), "panel": members, "aggregate": aggregate}
