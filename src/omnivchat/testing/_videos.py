@@ -348,14 +348,18 @@ class VideoMockServer:
         tid, _ = self._new_task("gemini", request, record.json)
         return _json(200, {"id": tid, "status": "in_progress", "model": (record.json or {}).get("model")})
 
+    def _cancel(self, tid: str, shown: str) -> bool:
+        """Record a cancel of task ``tid`` (as the client named it: ``shown``); False for an unknown task."""
+        with self._lock:
+            if tid not in self._tasks:
+                return False
+            self.cancelled.append(shown)
+            return True
+
     async def _gemini_cancel(self, request: web.Request) -> web.Response:
         await self._record(request)
         tid = request.match_info["id"]
-        with self._lock:
-            known = tid in self._tasks
-            if known:
-                self.cancelled.append(tid)
-        if not known:
+        if not self._cancel(tid, tid):
             return self._error("gemini", 404, "NOT_FOUND", f"no interaction {tid}")
         return _json(200, {"id": tid, "status": "cancelled"})
 
@@ -512,11 +516,7 @@ class VideoMockServer:
     async def _dashscope_cancel(self, request: web.Request) -> web.Response:
         await self._record(request)
         tid = request.match_info["id"]
-        with self._lock:
-            known = tid in self._tasks
-            if known:
-                self.cancelled.append(tid)
-        if not known:
+        if not self._cancel(tid, tid):
             return self._error("dashscope", 404, "NotFound", f"no task {tid}")
         return _json(200, {"request_id": "req-mock"})
 
@@ -571,12 +571,7 @@ class VideoMockServer:
     async def _ark_delete(self, request: web.Request) -> web.Response:
         await self._record(request)
         ident = request.match_info["id"]
-        tid = ident.removeprefix("cgt-")
-        with self._lock:
-            known = tid in self._tasks
-            if known:
-                self.cancelled.append(ident)
-        if not known:
+        if not self._cancel(ident.removeprefix("cgt-"), ident):
             return self._error("ark", 404, "NotFound", f"no task {ident}")
         return _json(200, {})
 
