@@ -144,3 +144,30 @@ def test_model_spec_key_rule_and_overrides(entry, no_key):
     assert spec.settings_overrides()["base_url"] == entry.get("base_url")
     with pytest.raises(ValueError):
         ModelSpec.model_validate({**entry, "unknown": 1})
+
+
+def test_every_file_naming_models_words_a_missing_key_alike(monkeypatch):
+    """Judges and Studio agents resolve their key through ModelSpec.key: one rule, one wording naming the entry,
+    the variable and the file; the default variable of a hosted model is checked the same way."""
+    from omnivchat.judges import JudgeSpec, judge_key
+    from omnivchat.routes import CredentialError
+    from omnivchat.studio.hosted import AgentSpec, RouteDirector
+
+    monkeypatch.delenv("LAB_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    judge = JudgeSpec(name="lab", model="gpt-4o-mini", api_key_env="LAB_KEY")
+    with pytest.raises(CredentialError, match=r"^judge 'lab' needs its key in LAB_KEY \(api_key_env in the judges "):
+        judge_key(judge)
+    agent = AgentSpec(model="gpt-4o-mini", api_key_env="LAB_KEY")
+    with pytest.raises(
+        CredentialError, match=r"^agent 'gpt-4o-mini' needs its key in LAB_KEY \(api_key_env in the agents "
+    ):
+        RouteDirector(agent)
+    default = AgentSpec(model="gpt-4o-mini")
+    with pytest.raises(CredentialError, match=r"needs its key in OPENAI_API_KEY \(the default for gpt-4o-mini"):
+        RouteDirector(default)
+    monkeypatch.setenv("LAB_KEY", "k-" + "x" * 20)
+    director = RouteDirector(agent)
+    assert judge_key(judge) is not None and director.route.model_id == "gpt-4o-mini"
+    director.close()
+    assert JudgeSpec(name="own", model="m", base_url="http://127.0.0.1:9/v1").key("judge 'own'", "judges file") is None

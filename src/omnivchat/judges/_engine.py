@@ -19,12 +19,10 @@ from omnivchat.judges._config import JudgeSpec
 from omnivchat.routes import (
     ChatRequest,
     ChatResponse,
-    CredentialError,
     RetryPolicy,
     Route,
     Secret,
     get_route,
-    resolve_api_key,
     schema_format,
 )
 from omnivchat.routes import resolve_settings as _resolve_settings
@@ -75,22 +73,9 @@ def response_format(spec: JudgeSpec, route_kind: str, schema: dict[str, Any] | N
 
 
 def judge_key(spec: JudgeSpec) -> Secret | None:
-    """The key a judge sends, or None for none: from ``api_key_env`` when the entry names it; none when it says
-    ``no_key``, or names its own ``base_url`` and no variable (a server of your own, as JudgeSpec documents); else
-    from its model's default variable (gpt-* OPENAI_API_KEY...). A variable named but not set is refused here,
-    before anything is sent."""
-    if spec.sends_no_key:
-        return None
-    variable = spec.api_key_env or _resolve_settings(spec.model).api_key_env
-    key = resolve_api_key(variable)
-    if variable and key is None:
-        where = (
-            "api_key_env in the judges file"
-            if spec.api_key_env
-            else f"the default for {spec.model}; a judge on a server of your own needs its base_url"
-        )
-        raise CredentialError(f"judge {spec.name!r} needs its key in {variable} ({where}); that variable is not set")
-    return key
+    """The key a judge sends, or None for none (``routes.ModelSpec.key``: the rule every file naming models
+    follows), refused before anything is sent when its variable is not set."""
+    return spec.key(f"judge {spec.name!r}", "judges file")
 
 
 def judge_route(spec: JudgeSpec, *, thinking_off_by_default: bool = True) -> Route:

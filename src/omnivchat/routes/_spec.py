@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnivchat.routes._base import StructuredOutput
 from omnivchat.routes._cost import Price
+from omnivchat.routes._credentials import CredentialError, Secret, resolve_api_key
+from omnivchat.routes._registry import resolve_settings
 from omnivchat.routes._types import Sampling
 
 
@@ -44,6 +46,24 @@ class ModelSpec(BaseModel):
         """No key goes: the entry says ``no_key``, or names its own ``base_url`` and no ``api_key_env`` (a server
         of your own: a hosted key never goes there)."""
         return self.no_key or (self.base_url is not None and not self.api_key_env)
+
+    def key(self, who: str, file: str) -> Secret | None:
+        """The key this entry sends, or None for none: from ``api_key_env`` when the entry names it; none when
+        :attr:`sends_no_key`; else from its model's default variable (gpt-* OPENAI_API_KEY...). A variable named
+        but not set is refused here, before anything is sent, naming ``who`` (``judge 'gpt'``, ``agent
+        'reviewer'``) and the ``file`` the entry is in. One rule and one wording for every file that names models."""
+        if self.sends_no_key:
+            return None
+        variable = self.api_key_env or resolve_settings(self.model).api_key_env
+        key = resolve_api_key(variable)
+        if variable and key is None:
+            where = (
+                f"api_key_env in the {file}"
+                if self.api_key_env
+                else f"the default for {self.model}; an entry on a server of your own needs its base_url"
+            )
+            raise CredentialError(f"{who} needs its key in {variable} ({where}); that variable is not set")
+        return key
 
     def sampling(self) -> Sampling:
         return Sampling(temperature=self.temperature, max_tokens=self.max_tokens)

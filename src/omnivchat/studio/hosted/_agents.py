@@ -24,7 +24,6 @@ from omnivchat.routes import (
     Route,
     RouteError,
     get_route,
-    resolve_api_key,
     route_cost,
     schema_format,
 )
@@ -111,16 +110,10 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
 
 
 def _route(spec: AgentSpec, *, media: bool) -> Route:
-    """The agent's route; its key is checked before anything is sent: from ``api_key_env``; none with ``no_key`` or
-    for an agent on its own ``base_url`` that names no variable (a hosted key never goes to a server of your own);
-    else from the model's defaults. The judges' rule (``judges.judge_key``)."""
-    from omnivchat.routes import CredentialError
-
-    key = None
-    if spec.api_key_env and not spec.no_key:
-        key = resolve_api_key(spec.api_key_env)
-        if key is None:
-            raise CredentialError(f"{spec.model} needs its key in {spec.api_key_env} (api_key_env in the agents file)")
+    """The agent's route; its key is checked before anything is sent (``routes.ModelSpec.key``, the judges'
+    rule): from ``api_key_env``; none with ``no_key`` or for an agent on its own ``base_url`` that names no
+    variable (a hosted key never goes to a server of your own); else from the model's defaults."""
+    key = spec.key(f"agent {spec.model!r}", "agents file")
     media_input = spec.media_input if media else "none"
     overrides = {**spec.settings_overrides(), "thinking": spec.thinking, "media_input": media_input}
     return get_route(spec.model, api_key=key, no_key=spec.sends_no_key, trust_env=True, **overrides)
