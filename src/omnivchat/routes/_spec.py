@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from omnivchat.routes._base import StructuredOutput
 from omnivchat.routes._cost import Price
 from omnivchat.routes._credentials import CredentialError, Secret, resolve_api_key
-from omnivchat.routes._registry import resolve_settings
+from omnivchat.routes._defaults import resolve_settings
 from omnivchat.routes._types import Sampling
 
 
