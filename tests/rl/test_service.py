@@ -310,6 +310,24 @@ def test_sqlite_cache_survives_a_new_service(tmp_path, server):
     assert again == first and sent == 4 + 2 * FAST.max_attempts
 
 
+def test_sqlite_cache_records_what_grading_cost(tmp_path, server):
+    """Every grader attempt in the cache has its cost row (the judge's price of the server's usage), so the cache
+    says what grading cost; a failed attempt is counted too, a cache hit costs nothing."""
+    from omnivchat.runs import RunStore, tally
+
+    cache = tmp_path / "cache"
+    path = judges_file(tmp_path, server, price={"input_per_mtok": 1000.0, "output_per_mtok": 2000.0})
+    batch = batch_of(door(), ["The left door is closed.", "closed GARBLE"])
+    with RewardService(judge="A", judges_file=path, weights=NO_STYLE, cache_dir=cache, retry=FAST) as service:
+        service.score_sync(batch)
+        service.score_sync(batch)  # the good verdict from the cache; the unparseable one asked again
+    with RunStore(cache / CACHE_FILE, read_only=True) as store:
+        rows = store.cost_rows()
+    assert len(rows) == server.count == 1 + 2 * FAST.max_attempts
+    totals = tally(rows).total
+    assert totals.attempts == totals.priced == len(rows) and totals.spent_usd > 0 and not totals.unknown
+
+
 # --------------------------------------------------------------------------------------------- concurrency
 
 

@@ -145,7 +145,8 @@ class _Grader:
 
 class _CacheAttempts(AttemptHooks):
     """The reward service's side of each grader attempt: counted, and recorded in the SQLite cache when there is
-    one (its cost is not: a reward cache keeps verdicts, not spending)."""
+    one with its cost (the routes' price of the server's usage; unknown without a price), as a run's attempts are:
+    ``runs.tally`` of the cache's cost rows is what grading cost."""
 
     def __init__(self, store: RunStore | None, key: str, item_id: str, tally: RewardStats) -> None:
         self.store, self.key, self.item_id, self.tally = store, key, item_id, tally
@@ -160,6 +161,7 @@ class _CacheAttempts(AttemptHooks):
     def ended(self, outcome: ChatResponse | RouteError, cost: AttemptCost) -> None:
         if self.store is not None:
             self.store.finish_attempt(self.attempt_id, self.key, outcome)
+            self.store.record_cost(self.attempt_id, cost.usd, cost.note)
 
 
 def _rubric_task(
