@@ -467,7 +467,7 @@ def test_rl_curves_end_to_end(tmp_path: Path) -> None:
         (["--eval", "dev20=x"], "error: --eval 'dev20=x': expected SET:STEP=PATH"),
         (["--eval", "dev:20={missing}"], "error: --eval 'dev:20={missing}': {missing} does not exist"),
         (["--log", "{bad}"], "error: {bad}:2: not a JSON object"),
-        (["--metric", "median"], "error: --metric is pooled or subcategory, not 'median'"),
+        (["--metric", "median"], "error: --metric is pooled|subcategory, not 'median'"),
         (["--block", "1"], "Invalid value for '--block'"),
     ],
 )

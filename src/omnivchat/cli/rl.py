@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from omnivchat.cli._app import console, err_console, fail, warn
+from omnivchat.cli._options import check_choice
 
 if TYPE_CHECKING:
     from omnivchat.rl.curves import Agreement, CurvesFile, Estimate
@@ -181,8 +182,7 @@ def curves_command(
         write_curves,
     )
 
-    if metric not in METRICS:
-        raise fail(f"--metric is {' or '.join(METRICS)}, not {metric!r}")
+    check_choice("--metric", metric, METRICS)
     if not log and not evals and index is None:
         raise fail("give a reward log (--log) and evaluation runs (--eval SET:STEP=PATH or --evals INDEX)")
     check_output_dir(output, ours=is_curves_dir, kind="an rl curves folder")
@@ -197,7 +197,7 @@ def curves_command(
         steps,
         curves,
         select_on=select_on,
-        metric=metric,  # narrowed to a Metric by the check against METRICS above
+        metric="subcategory" if metric == "subcategory" else "pooled",
         blocks=blocks or DEFAULT_BLOCKS,
         control=control,
     )
