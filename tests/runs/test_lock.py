@@ -31,9 +31,13 @@ with run_lock(sys.argv[1], "holder"):
 """
 
 
-def eval_command(bench_root: Path, run_dir: Path) -> list[str]:
+# Slower still, for a first eval that must outlast a second process's start-up on a loaded machine (12 s).
+SLOWER = "sim:healthy?latency=3.0"
+
+
+def eval_command(bench_root: Path, run_dir: Path, model: str = SLOW) -> list[str]:
     return [
-        sys.executable, "-m", "omnivchat", "eval", "--bench", str(bench_root), "--model", SLOW,
+        sys.executable, "-m", "omnivchat", "eval", "--bench", str(bench_root), "--model", model,
         "-o", str(run_dir), "--concurrency", "1", "--no-progress",
     ]  # fmt: skip
 
@@ -70,14 +74,13 @@ def hold_lock(run_dir: Path) -> subprocess.Popen:
 
 def test_a_second_eval_fails_at_once_naming_the_first_and_sends_nothing(small_bench, tmp_path):
     run_dir = tmp_path / "run"
-    first = subprocess.Popen(
-        eval_command(small_bench.root, run_dir), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV
-    )
+    command = eval_command(small_bench.root, run_dir, SLOWER)
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV)
     try:
         wait_for(lambda: len(attempts(run_dir)) >= 1)  # the first is sending
         manifest = (run_dir / "manifest.json").stat().st_mtime_ns
         started = time.monotonic()
-        second = subprocess.run(eval_command(small_bench.root, run_dir), capture_output=True, text=True, env=ENV)
+        second = subprocess.run(command, capture_output=True, text=True, env=ENV)
         took = time.monotonic() - started
         output = second.stdout + second.stderr
         assert second.returncode == 2, output
