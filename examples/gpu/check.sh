@@ -272,7 +272,9 @@ for name in "${NAMES[@]}"; do
         printf '%-15s %-20s %8s  %s\n' "$name" ok "${TIME[$name]}" "$(figures "$name")"
     else
         failed=1
-        printf '%-15s %-20s %8s  %s\n' "$name" "${STATUS[$name]}" "${TIME[$name]}" "see ${LOG[$name]}"
+        detail="see ${LOG[$name]}"
+        [[ ${LOG[$name]} == - ]] && detail=""
+        printf '%-15s %-20s %8s  %s\n' "$name" "${STATUS[$name]}" "${TIME[$name]}" "$detail"
     fi
 done
 if (( failed )); then
