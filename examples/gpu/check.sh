@@ -15,9 +15,10 @@
 #
 # It stops what it started (the server's whole process group, and the step running) on exit, Ctrl-C and
 # SIGTERM, and nothing else: it refuses to start if something already answers on the port. Runs resume: run it
-# again with the same --out and completed replies are reused. Budget: about 10 minutes on one H200 once the
-# weights are cached (vLLM start ~2-3 min; 8 + 32 mini-bench requests, DAILYOMNI_LIMIT=20 Daily-Omni clips, 8 +
-# 8 verdicts; CONCURRENCY=8, MAX_TOKENS=512). Every setting below is a flag or an environment variable.
+# again with the same --out and completed replies are reused. Budget: meant to fit in 10 minutes on one H200 once
+# the weights are cached (an estimate, not yet measured on a GPU: the vLLM start, then 8 + 32 mini-bench requests,
+# DAILYOMNI_LIMIT=20 Daily-Omni clips and 8 verdicts at CONCURRENCY=8, MAX_TOKENS=512). Every setting below is a
+# flag or an environment variable.
 set -uo pipefail
 
 usage() {
