@@ -229,12 +229,14 @@ if [[ ! -f $OUT/minibench/manifest.json ]]; then
     skip judge "the mini-bench run does not exist"
 else
     begin judge
+    judge_key=()  # a judges file of yours keeps its keys; the served model needs none
     if [[ -z $JUDGES ]]; then
+        judge_key=(--no-key)
         JUDGES=$OUT/judges.toml
         printf '# the served model judges its own replies\n[judges.self]\nmodel = "%s"\nbase_url = "%s"\n\n[panels]\ndefault = ["self"]\n' \
             "$MODEL" "$URL" > "$JUDGES"
     fi
-    run_step judge "$OMNIVCHAT" judge "$OUT/minibench" --judges "$JUDGES" --no-key --no-progress &&
+    run_step judge "$OMNIVCHAT" judge "$OUT/minibench" --judges "$JUDGES" "${judge_key[@]}" --no-progress &&
         run_step judge "$OMNIVCHAT" score "$OUT/minibench" --judges "$JUDGES" -o "$OUT/minibench-judged.json" --force
     finish judge $?
 fi
