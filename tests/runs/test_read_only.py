@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from omnivchat.benchmarks import export as export_run
+from omnivchat.benchmarks import status as run_status
 from omnivchat.benchmarks.native import collect_judgments, collect_scores, run_eval
-from omnivchat.benchmarks.native import export as export_run
-from omnivchat.benchmarks.native import status as run_status
 from omnivchat.cli import app
 from omnivchat.routes import get_route
 from omnivchat.runs import RunStore
