@@ -303,7 +303,7 @@ def test_status_and_export_are_models_and_the_export_reads_back(small_bench: Ben
     assert (
         isinstance(exported, BenchmarkExport) and exported.schema_ == EXPORT_SCHEMA and exported.status == "incomplete"
     )
-    assert exported.extra["counts"]["done"] == 3 and exported.n_records == 3
+    assert exported.counts["candidate"].done == 3 and exported.n_records == 3
     assert exported.records[0].meta["subcategory"] == "SVMR"  # the item's metadata, kept from the store
     written = runner.invoke(app, ["export", str(out), "-o", str(tmp_path / "x.json"), "--allow-incomplete"])
     assert written.exit_code == 0, written.output
@@ -325,7 +325,7 @@ def test_an_export_written_before_typed_files_reads(tmp_path: Path) -> None:
     (tmp_path / "old.json").write_text(json.dumps(old))
     back = read_export(tmp_path / "old.json")
     assert isinstance(back, BenchmarkExport) and back.schema_ == EXPORT_SCHEMA and back.records[0].reply == "Hi."
-    assert back.records[0].meta == {"subcategory": "SVMR"} and "tokens" not in back.extra["counts"]
+    assert back.records[0].meta == {"subcategory": "SVMR"} and back.tokens == {}
     (tmp_path / "bad.json").write_text(json.dumps({**old, "records": "none"}))
     with pytest.raises(Exception, match=r"bad\.json: not a valid export") as caught:
         read_export(tmp_path / "bad.json")

@@ -75,7 +75,7 @@ class BenchmarkExport(ExportFile):
     """The export of a run of any benchmark (schema omnivchat-benchmark-export-v1): every declared item's record
     and the manifest without its endpoint, key variable, base URL or replicas; ``complete`` when every item has a
     reply (or as the benchmark decides: SocialOmni's How needs a full panel); ``extra`` the benchmark's run-level
-    figures (native: prompts, simulated, counts; SocialOmni: metrics, completeness, quality, judging)."""
+    figures (native: prompts, simulated; SocialOmni: metrics, completeness, quality, judging)."""
 
     schema_: str = Field(EXPORT_SCHEMA, alias="schema")
     benchmark: str | None = None
@@ -83,6 +83,11 @@ class BenchmarkExport(ExportFile):
     records: list[TaskRecord] = Field(default_factory=list)
     cost: RunCost | None = None
     """What the run's attempts cost, in all and per task (None in exports made before costs were kept)."""
+    counts: dict[str, ItemCounts] = Field(default_factory=dict)
+    """Per task: its declared items, done, failed and not run (the records' snapshot)."""
+    failure_kinds: dict[str, int] = Field(default_factory=dict)
+    """Failed items by failure kind."""
+    tokens: dict[str, float] = Field(default_factory=dict)
     incomplete_reasons: list[str] = Field(default_factory=list)
     extra: dict[str, Any] = Field(default_factory=dict)
 
@@ -184,6 +189,7 @@ def _export(run_dir: Path, declared: Declared, extras: ExportExtras, *, allow_in
             for key in list(stored) if isinstance(keys, int) else keys:
                 records.append(_record(store, task, key, stored.get(key), costs, extras))
         cost = tally(rows)
+        counts = store.counts()
     reasons = list(extras.reasons)
     if extras.status is None:
         reasons = [
@@ -203,6 +209,9 @@ def _export(run_dir: Path, declared: Declared, extras: ExportExtras, *, allow_in
         manifest=_shareable(manifest.dump(as_read=True)),
         records=records,
         cost=cost,
+        counts=per_task,
+        failure_kinds=counts["failure_kinds"],
+        tokens=counts["tokens"],
         incomplete_reasons=reasons,
         extra=extras.extra,
     )
@@ -283,6 +292,7 @@ def _from_native(data: dict[str, Any]) -> dict[str, Any]:
             {"task": "candidate", **{k: r[k] for k in _NATIVE_FIELDS if k in r}, "error": error, "meta": meta}
         )
     counts = dict(data["counts"])
+    declared = {k: counts[k] for k in ("done", "failed", "not_run")} | {"declared": counts["instances"]}
     manifest = data.get("manifest") or {}
     return {
         "schema": EXPORT_SCHEMA,
@@ -290,8 +300,11 @@ def _from_native(data: dict[str, Any]) -> dict[str, Any]:
         "benchmark": manifest.get("benchmark") or "omnivchat",
         "manifest": manifest,
         "records": records,
-        "cost": counts.pop("cost", None),
-        "extra": {"simulated": data.get("simulated", False), "prompts": data.get("prompts") or {}, "counts": counts},
+        "cost": counts.get("cost"),
+        "counts": {"candidate": declared},
+        "failure_kinds": counts.get("failure_kinds") or {},
+        "tokens": counts.get("tokens") or {},
+        "extra": {"simulated": data.get("simulated", False), "prompts": data.get("prompts") or {}},
     }
 
 

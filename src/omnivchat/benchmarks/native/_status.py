@@ -1,6 +1,6 @@
 """What a native run directory (omnivchat-run-v1) declared, for the shared status and export
 (:mod:`omnivchat.benchmarks`): its bench's instances (counted, as the manifest records no keys) and what its status
-and export say of the run (bench, prompts, failure kinds; simulated, counts)."""
+and export say of the run (bench, prompts, failure kinds; simulated)."""
 
 from __future__ import annotations
 
@@ -37,20 +37,6 @@ def declared(run_dir: Path) -> Declared:
 
 
 def export_extras(run_dir: Path) -> ExportExtras:
-    """A native export's run-level figures: whether the model was simulated, which prompts ran, and the counts of
-    instances, done, failed and not run with failure kinds and tokens."""
+    """A native export's run-level figures: whether the model was simulated, and which prompts ran."""
     manifest = load_manifest(run_dir)
-    counts, by_kind = store_counts(run_dir)
-    ids = by_kind.get(CANDIDATE, {"ids": {}})["ids"]
-    done = sum(1 for s in ids.values() if s == "done")
-    failed = sum(1 for s in ids.values() if s == "failed")
-    figures = {
-        "instances": manifest.bench.n_instances,
-        "done": done,
-        "failed": failed,
-        "not_run": manifest.bench.n_instances - len(ids),
-        "failure_kinds": counts["failure_kinds"],
-        "tokens": counts["tokens"],
-    }
-    extra = {"simulated": manifest.simulated, "prompts": _prompt_labels(manifest), "counts": figures}
-    return ExportExtras(extra=extra)
+    return ExportExtras(extra={"simulated": manifest.simulated, "prompts": _prompt_labels(manifest)})
