@@ -72,12 +72,8 @@ def _args(kind: str, data: Any, base_url: str, out: Path, key_file: Path) -> lis
     if kind == "byo":
         return ["eval", "--benchmark", "byo", "--data", str(data), *common, "--max-attempts", "1"]
     annotations, media, _ = data
-    return ["socialomni", "evaluate", "--annotations", str(annotations), "--media", str(media), *common] + [
-        "--tasks",
-        "when",
-        "--limit",
-        "2",
-    ]
+    flags = ["--tasks", "when", "--limit", "2"]
+    return ["socialomni", "evaluate", "--annotations", str(annotations), "--media", str(media), *common, *flags]
 
 
 Kinds = Callable[[str], Any]
