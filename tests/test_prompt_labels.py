@@ -158,7 +158,7 @@ def _run_and_report(tmp_path: Path, bench: Path, system: Path | None, style: Pat
     return {
         "score": score_output,
         "scores": json.loads((run / "scores.json").read_text(encoding="utf-8"))["prompts"],
-        "export": json.loads(exported.read_text(encoding="utf-8"))["prompts"],
+        "export": json.loads(exported.read_text(encoding="utf-8"))["extra"]["prompts"],
         "manifest": json.loads((run / "manifest.json").read_text(encoding="utf-8"))["prompt_labels"],
         "show": show.output,
         "html": html.read_text(encoding="utf-8"),

@@ -204,6 +204,6 @@ def test_a_socialomni_export_marks_redacted_answers(tmp_path):
     out = tmp_path / "export.json"
     exported = runner.invoke(app, ["socialomni", "export", str(run_dir), "-o", str(out), "--allow-incomplete"])
     assert exported.exit_code == 0, exported.output
-    items = json.loads(out.read_text())["items"]
+    items = [r for r in json.loads(out.read_text())["records"] if r["status"] == "done"]
     assert {(i["task"], i["redacted"]) for i in items} == {("when", False), ("how", True)}
-    assert all(i["text"] == "Sure, my key is ***." for i in items if i["task"] == "how")
+    assert all(i["reply"] == "Sure, my key is ***." for i in items if i["task"] == "how")

@@ -16,9 +16,9 @@ import pytest
 from typer.testing import CliRunner
 
 from omnivchat.bench import Bench, Instance, load_bench, save_bench
-from omnivchat.benchmarks.native import export as export_run
+from omnivchat.benchmarks import export as export_run
+from omnivchat.benchmarks import status as run_status
 from omnivchat.benchmarks.native import run_eval
-from omnivchat.benchmarks.native import status as run_status
 from omnivchat.cli import app
 from omnivchat.routes import ReplicaError, ReplicaPolicy, ReplicaSpec, RouteError, get_route, load_endpoints
 from omnivchat.routes._replicas import Replica, ReplicaSet, label_of

@@ -10,8 +10,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from omnivchat.benchmarks.native import export as export_run
-from omnivchat.benchmarks.native import status as run_status
+from omnivchat.benchmarks import export as export_run
+from omnivchat.benchmarks import status as run_status
 from omnivchat.cli import app
 from omnivchat.routes import SettingsError, get_route, resolve_settings
 from omnivchat.runs import RetryPolicy, Runner, RunStore, RunSummary, run_cost
@@ -60,7 +60,7 @@ def test_price_from_a_defaults_file_prices_every_attempt_from_usage(small_bench,
     shown = invoke(["runs", "show", str(out)])
     assert "Cost: $0.8000 for 4 attempts" in shown.output
     exported = export_run(out)
-    assert exported.counts.cost is not None and exported.counts.cost.total.spent_usd == pytest.approx(0.8)
+    assert exported.cost is not None and exported.cost.total.spent_usd == pytest.approx(0.8)
     assert all(r.cost is not None and r.cost.spent_usd == pytest.approx(PER_ATTEMPT) for r in exported.records)
     text = exported.model_dump_json()
     assert server.base_url not in text and "127.0.0.1" not in text  # nothing that locates the server

@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from omnivchat.benchmarks import export as export_run
+from omnivchat.benchmarks import status as run_status
 from omnivchat.benchmarks.native import collect_judgments, collect_scores, run_eval
-from omnivchat.benchmarks.native import export as export_run
-from omnivchat.benchmarks.native import status as run_status
 from omnivchat.cli import app
 from omnivchat.routes import get_route
 from omnivchat.runs import RunStore
@@ -137,8 +137,10 @@ def test_readers_work_while_eval_writes(small_bench, tmp_path):
     finally:
         writer.kill()
     assert writer.returncode == 0, output
-    assert partial["status"] == "incomplete" and 1 <= partial["counts"]["done"] < 4
-    assert partial["counts"]["done"] == sum(1 for r in partial["records"] if r["reply"])  # one consistent snapshot
+    assert partial["status"] == "incomplete" and 1 <= partial["counts"]["candidate"]["done"] < 4
+    assert partial["counts"]["candidate"]["done"] == sum(
+        1 for r in partial["records"] if r["reply"]
+    )  # one consistent snapshot
     status = run_status(run_dir)
     assert status.instances.done == 4 and status.attempts == {"ok": 4} and status.writer is None
 
@@ -189,7 +191,7 @@ def test_readers_work_on_read_only_storage(small_bench, checked_bench, tmp_path)
         reported = run_unprivileged([*omnivchat, "report", str(clean), "-o", str(out / "report.html")])
         assert reported.returncode == 0, reported.stdout + reported.stderr
         assert json.loads((out / "clean.json").read_text())["status"] == "complete"
-        assert json.loads((out / "killed.json").read_text())["counts"]["done"] >= 1
+        assert json.loads((out / "killed.json").read_text())["counts"]["candidate"]["done"] >= 1
         assert {d: snapshot(d) for d in (clean, killed)} == before
     finally:
         for run_dir in (clean, killed):

@@ -16,18 +16,17 @@ from typer.testing import CliRunner
 import omnivchat
 from omnivchat._canonical import sha256_file, sha256_json, sha256_text
 from omnivchat.bench import Bench, Instance
+from omnivchat.benchmarks import BenchmarkExport, read_export
+from omnivchat.benchmarks import export as export_run
+from omnivchat.benchmarks import status as run_status
 from omnivchat.benchmarks.native import (
-    EXPORT_SCHEMA,
-    NativeExport,
     RunManifest,
     build_manifest,
     load_manifest,
-    read_export,
     run_eval,
 )
-from omnivchat.benchmarks.native import export as export_run
-from omnivchat.benchmarks.native import status as run_status
 from omnivchat.cli import app
+from omnivchat.errors import OmnivchatError
 from omnivchat.routes import Route, get_route
 from omnivchat.runs import (
     PROTOCOL,
@@ -45,6 +44,7 @@ from omnivchat.socialomni import (
     SocialOmniManifest,
 )
 
+EXPORT_SCHEMA = "omnivchat-benchmark-export-v1"  # one export schema for every benchmark
 runner = CliRunner()
 
 
@@ -209,7 +209,7 @@ def test_a_manifest_from_another_code_version_warns(small_bench: Bench, tmp_path
 def test_a_damaged_manifest_is_one_line_naming_it(tmp_path: Path, text: str, expected: str) -> None:
     (tmp_path / "manifest.json").write_text(text)
     (tmp_path / "store.sqlite").write_bytes(b"")
-    with pytest.raises(RunError) as caught:
+    with pytest.raises(OmnivchatError) as caught:  # a RunError, or UnknownBenchmark before the benchmark is known
         run_status(tmp_path)
     message = str(caught.value)
     assert str(tmp_path / "manifest.json") in message and expected in message and "\n" not in message
@@ -300,20 +300,22 @@ def test_status_and_export_are_models_and_the_export_reads_back(small_bench: Ben
     assert status.instances is not None and (status.instances.declared, status.instances.done) == (4, 3)
     assert status.instances.not_run == 1 and status.bench == "small v1" and status.simulated
     exported = export_run(out, allow_incomplete=True)
-    assert isinstance(exported, NativeExport) and exported.schema_ == EXPORT_SCHEMA and exported.status == "incomplete"
-    assert exported.counts.done == 3 and exported.n_records == 3
-    assert exported.records[0].value("subcategory") == "SVMR"  # the item's metadata, kept from the store
+    assert (
+        isinstance(exported, BenchmarkExport) and exported.schema_ == EXPORT_SCHEMA and exported.status == "incomplete"
+    )
+    assert exported.counts["candidate"].done == 3 and exported.n_records == 3
+    assert exported.records[0].meta["subcategory"] == "SVMR"  # the item's metadata, kept from the store
     written = runner.invoke(app, ["export", str(out), "-o", str(tmp_path / "x.json"), "--allow-incomplete"])
     assert written.exit_code == 0, written.output
     data = json.loads((tmp_path / "x.json").read_text())
     assert data["schema"] == EXPORT_SCHEMA and "endpoint" not in data["manifest"]["route"]
     back = read_export(tmp_path / "x.json")
-    assert isinstance(back, NativeExport) and back == exported
+    assert isinstance(back, BenchmarkExport) and back == exported
 
 
 def test_an_export_written_before_typed_files_reads(tmp_path: Path) -> None:
     old = {  # an export of the previous code: its record fields in its order, counts without tokens
-        "schema": EXPORT_SCHEMA,
+        "schema": "omnivchat-export-v1",
         "status": "complete",
         "simulated": False,
         "manifest": {"protocol": PROTOCOL},
@@ -322,7 +324,8 @@ def test_an_export_written_before_typed_files_reads(tmp_path: Path) -> None:
     }
     (tmp_path / "old.json").write_text(json.dumps(old))
     back = read_export(tmp_path / "old.json")
-    assert isinstance(back, NativeExport) and back.records[0].reply == "Hi." and back.counts.tokens == {}
+    assert isinstance(back, BenchmarkExport) and back.schema_ == EXPORT_SCHEMA and back.records[0].reply == "Hi."
+    assert back.records[0].meta == {"subcategory": "SVMR"} and back.tokens == {}
     (tmp_path / "bad.json").write_text(json.dumps({**old, "records": "none"}))
     with pytest.raises(Exception, match=r"bad\.json: not a valid export") as caught:
         read_export(tmp_path / "bad.json")

@@ -8,9 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 import omnivchat
-from omnivchat.benchmarks.native import export as export_run
+from omnivchat.benchmarks import export as export_run
+from omnivchat.benchmarks import status as run_status
 from omnivchat.benchmarks.native import run_eval
-from omnivchat.benchmarks.native import status as run_status
 from omnivchat.cli import app
 from omnivchat.routes import Secret, get_route
 from omnivchat.runs import ManifestMismatch, RetryPolicy, RunStore

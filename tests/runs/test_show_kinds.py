@@ -9,8 +9,9 @@ import pytest
 from socialomni_factory import candidate_answers, make_socialomni
 from typer.testing import CliRunner
 
+from omnivchat.benchmarks import status as run_status
 from omnivchat.cli import app
-from omnivchat.socialomni import SOCIALOMNI_JUDGING_PROTOCOL, SOCIALOMNI_PROTOCOL, run_status
+from omnivchat.socialomni import SOCIALOMNI_JUDGING_PROTOCOL, SOCIALOMNI_PROTOCOL
 from omnivchat.socialomni._run import PROTOCOL as SO_PROTOCOL
 from omnivchat.testing import Behaviour, LoopbackServer
 
@@ -81,7 +82,7 @@ def test_export_works_on_a_socialomni_run_through_its_benchmark(socialomni_run, 
     alias = runner.invoke(app, ["socialomni", "export", str(socialomni_run), "-o", str(tmp_path / "y.json")])
     assert alias.exit_code == 0, alias.output
     mine, theirs = (json.loads((tmp_path / n).read_text()) for n in ("x.json", "y.json"))
-    assert mine["schema"] == "omnivchat-socialomni-export-v1" and mine["items"] == theirs["items"]
+    assert mine["schema"] == "omnivchat-benchmark-export-v1" and mine["records"] == theirs["records"]
     assert mine["status"] == theirs["status"]
 
 

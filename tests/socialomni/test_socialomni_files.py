@@ -10,11 +10,10 @@ from pathlib import Path
 import pytest
 
 from omnivchat._files import InputError, write_model
+from omnivchat.benchmarks import BenchmarkExport, read_export
 from omnivchat.socialomni import SocialOmniError, classification_metrics, how_metrics
 from omnivchat.socialomni._files import (
-    EXPORT_SCHEMA,
     ClassificationMetrics,
-    ExportItem,
     HowGeneration,
     JudgeScores,
     JudgingSummary,
@@ -22,7 +21,6 @@ from omnivchat.socialomni._files import (
     RescoreInputModel,
     RescoreRecord,
     RescoreResults,
-    SocialOmniExport,
     SocialOmniSummary,
     read_judge_scores,
     read_judging_summary,
@@ -125,27 +123,47 @@ def test_rescoring_input_that_is_not_schema_version_1_is_refused() -> None:
         rescore_input({"schema_version": 1, "records": [{"model": "m"}]})
 
 
-def test_export_round_trip(tmp_path: Path) -> None:
-    export = SocialOmniExport(
-        status="complete",
-        model="m",
-        judge_panel="standard",
-        judges=["a", "b", "c"],
-        metrics={"who": WHO, "qgold": HOW.qgold},
-        completeness={"how": {"n": 1, "n_unjudged": 0, "n_when_missing": 0}, "who": {"n": 3, "n_missing": 1}},
-        quality=HOW,
-        manifest_sha256="1" * 64,
-        items=[
-            ExportItem(task="who", item_id="1", prediction="A", gold="A", text="A"),
-            ExportItem(task="how", item_id="a", prediction="Hi", text="Hi", judge_scores={"a": 75}),
+def test_an_old_socialomni_export_reads_as_the_one_export_schema(tmp_path: Path) -> None:
+    """An omnivchat-socialomni-export-v1 file, as the code before one export schema wrote it, loads through
+    read_export: its items become records (prediction, gold and judge scores in ``meta``), its metrics,
+    completeness, quality and judging the ``extra``; a damaged one is one line naming the file."""
+    old = {
+        "schema": "omnivchat-socialomni-export-v1",
+        "status": "complete",
+        "incomplete_reasons": [],
+        "model": "m",
+        "protocol": "omnivchat-socialomni-v1",
+        "judge_panel": "standard",
+        "judges": ["a", "b", "c"],
+        "judge_substitution": None,
+        "metrics": {"who": WHO, "qgold": HOW.qgold},
+        "completeness": {"how": {"n": 1, "n_unjudged": 0, "n_when_missing": 0}, "who": {"n": 3, "n_missing": 1}},
+        "quality": HOW.model_dump(mode="json"),
+        "manifest_sha256": "1" * 64,
+        "items": [
+            {"task": "who", "item_id": "1", "prediction": "A", "gold": "A", "request_success": True, "text": "A"},
+            {"task": "how", "item_id": "a", "prediction": "Hi", "text": "Hi", "judge_scores": {"a": 75}},
+            {"task": "when", "item_id": "v2", "prediction": None, "request_success": False, "redacted": False},
         ],
-    )
-    write_model(tmp_path / "export.json", export)
-    data = json.loads((tmp_path / "export.json").read_text())
-    assert data["schema"] == EXPORT_SCHEMA and data["judge_substitution"] is None
-    assert "judge_scores" not in data["items"][0] and data["items"][1]["judge_scores"] == {"a": 75}
-    assert "n_unjudged" not in data["completeness"]["who"] and data["completeness"]["how"]["n_unjudged"] == 0
-    assert SocialOmniExport.model_validate(data) == export and export.n_records == 2
+    }
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    back = read_export(tmp_path / "old.json")
+    assert isinstance(back, BenchmarkExport) and back.schema_ == "omnivchat-benchmark-export-v1"
+    assert back.benchmark == "socialomni" and back.status == "complete" and back.n_records == 3
+    assert [(r.task, r.id, r.status, r.reply) for r in back.records] == [
+        ("who", "who-1", "done", "A"),
+        ("how", "how-a", "done", "Hi"),
+        ("when", "when-v2", "failed", None),
+    ]
+    assert back.records[0].meta == {"prediction": "A", "gold": "A"} and back.records[1].meta["judge_scores"] == {
+        "a": 75
+    }
+    assert back.extra["judge_panel"] == "standard" and back.extra["judge_substitution"] is None
+    assert back.extra["completeness"]["who"]["n_missing"] == 1 and back.extra["quality"]["qgold"] == HOW.qgold
+    (tmp_path / "bad.json").write_text(json.dumps({**old, "items": [{"item_id": "1"}]}))  # no task
+    with pytest.raises(InputError, match=r"bad\.json: not a valid export") as caught:
+        read_export(tmp_path / "bad.json")
+    assert "\n" not in str(caught.value)
 
 
 @pytest.mark.parametrize(

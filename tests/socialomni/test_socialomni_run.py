@@ -127,8 +127,8 @@ def test_evaluate_judge_export_complete(dataset, tmp_path, key_file):
     exported = runner.invoke(app, ["socialomni", "export", str(out), "-o", str(tmp_path / "results.json")])
     assert exported.exit_code == 0, exported.output
     data = json.loads((tmp_path / "results.json").read_text())
-    assert data["status"] == "complete" and data["judge_panel"] == "standard"
-    assert data["metrics"]["when"]["accuracy"] == 75.0
+    assert data["status"] == "complete" and data["extra"]["judge_panel"] == "standard"
+    assert data["extra"]["metrics"]["when"]["accuracy"] == 75.0
     dumped = (tmp_path / "results.json").read_text()
     assert SECRET not in dumped and "127.0.0.1" not in dumped
     for path in out.rglob("*"):
@@ -153,7 +153,7 @@ def test_failures_stay_in_denominators_and_make_exports_incomplete(dataset, tmp_
     )
     assert partial.exit_code == 0
     data = json.loads((tmp_path / "x.json").read_text())
-    assert data["status"] == "incomplete" and data["metrics"]["qgold"] is None
+    assert data["status"] == "incomplete" and data["extra"]["metrics"]["qgold"] is None
 
 
 def test_partial_panel_gives_null_quality_and_strict_panels(dataset, tmp_path, key_file):
@@ -273,7 +273,7 @@ def test_who_request_failure_is_scored_with_request_failures_and_foreign_judging
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["status"] == "scored_with_request_failures"
-    assert data["metrics"]["who"]["n"] == 3 and data["metrics"]["who"]["request_failures"] == 1
+    assert data["extra"]["metrics"]["who"]["n"] == 3 and data["extra"]["metrics"]["who"]["request_failures"] == 1
     mixed = runner.invoke(
         app, ["socialomni", "export", str(out), "--judging", str(other / "judging"), "-o", str(tmp_path / "m.json")]
     )
@@ -496,11 +496,11 @@ def test_export_is_complete_only_with_every_item_answered_and_judged(complete_ru
         assert partial.exit_code == 0 and reason in flat(partial)
         data = json.loads((tmp_path / "x.json").read_text())
         task = label.split("-", 1)[0]
-        assert data["status"] == "incomplete" and data["completeness"][task]["n_missing"] == 1
+        assert data["status"] == "incomplete" and data["extra"]["completeness"][task]["n_missing"] == 1
         if task != "who":  # How quality needs every How answer and every When decision
-            assert data["metrics"]["qgold"] is None and data["quality"]["complete"] is False
+            assert data["extra"]["metrics"]["qgold"] is None and data["extra"]["quality"]["complete"] is False
         else:
-            assert data["metrics"]["who"]["accuracy"] is None and data["metrics"]["qgold"] == 75.0
+            assert data["extra"]["metrics"]["who"]["accuracy"] is None and data["extra"]["metrics"]["qgold"] == 75.0
 
 
 def test_export_of_a_run_without_how_can_be_complete(dataset, tmp_path, key_file):
@@ -513,7 +513,11 @@ def test_export_of_a_run_without_how_can_be_complete(dataset, tmp_path, key_file
     result = runner.invoke(app, ["socialomni", "export", str(out), "-o", str(tmp_path / "r.json")])
     assert result.exit_code == 0, result.output
     data = json.loads((tmp_path / "r.json").read_text())
-    assert data["status"] == "complete" and data["quality"] is None and set(data["completeness"]) == {"who", "when"}
+    assert (
+        data["status"] == "complete"
+        and data["extra"]["quality"] is None
+        and set(data["extra"]["completeness"]) == {"who", "when"}
+    )
 
 
 # ------------------------------------------------------------------------------ cut-offs that cannot be read

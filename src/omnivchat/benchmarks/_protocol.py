@@ -19,16 +19,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnivchat.judges import Aggregate, ItemResult, JudgesConfig, Scores
 from omnivchat.routes import ChatRequest, ReplyAudio, Route, Sampling
-from omnivchat.runs import ExportFile, Manifest, RunStatus
+from omnivchat.runs import Manifest, RunStatus
 
 __all__ = [
     "Benchmark",
+    "Declared",
+    "DeclaresItems",
+    "ExportExtras",
+    "ExportsMore",
     "Item",
     "ItemResult",
     "JudgeOptions",
     "JudgeOutcome",
     "Judged",
     "MediaRoots",
+    "OtherDirectories",
     "OwnFormats",
     "RunOptions",
     "ScoreOptions",
@@ -172,7 +177,8 @@ class Benchmark(Protocol[D]):
     implements it and registers it by name. What only some benchmarks do is an optional protocol of its own:
     :class:`Judged` (verdicts through the judge engine), :class:`TaskSummary` (a file kept up to date per task),
     :class:`ScoreSummary` (a table of its own for ``omnivchat score``), :class:`StatedChance`, :class:`MediaRoots`,
-    :class:`SpokenReplies`, :class:`OwnFormats`."""
+    :class:`SpokenReplies`, :class:`DeclaresItems`, :class:`ExportsMore`, :class:`OtherDirectories`,
+    :class:`OwnFormats`."""
 
     name: str
     """The registry name, recorded in the manifest of every run (``omnivchat benchmarks`` lists them)."""
@@ -269,19 +275,66 @@ class MediaRoots(Protocol):
 
 @runtime_checkable
 class OwnFormats(Protocol):
-    """A benchmark whose run directories keep files of their own form (the native Table 1 scores and export,
-    SocialOmni's): read and written by it. Every other benchmark's are the shared ones
-    (:func:`omnivchat.benchmarks.status`, :func:`~omnivchat.benchmarks.export`,
-    :func:`~omnivchat.benchmarks.save_scores`)."""
+    """A benchmark whose run directories keep a scores.json of their own form (the native Table 1 scores): written
+    by it. Every other benchmark's is the shared one (:func:`~omnivchat.benchmarks.save_scores`)."""
 
     def save_scores(self, run_dir: Path, scores: Scores) -> Path:
         """Write ``scores`` as RUN_DIR/scores.json in the form reports read; returns the path."""
         ...
 
-    def status(self, run_dir: Path) -> RunStatus:
-        """What a run directory of this benchmark holds, read without changing anything."""
+
+@dataclass
+class Declared:
+    """The items a run declared, by task (store kind): their keys, or how many there are (a run whose manifest
+    lists no keys: the native one counts against its bench's instances, and its export holds the stored ones)."""
+
+    tasks: dict[str, list[str] | int]
+    status: dict[str, Any] = field(default_factory=dict)
+    """:class:`omnivchat.runs.RunStatus` fields the benchmark states of itself (kind, bench, model, route, prompts,
+    limit...); ``kind`` "run": the one task's counts are the status's ``instances`` (a native run)."""
+
+
+@runtime_checkable
+class DeclaresItems(Protocol):
+    """A benchmark whose manifest does not list its items as ``items`` (key -> task): it says what the run
+    declared (the shared status and export count against it)."""
+
+    def declared(self, run_dir: Path) -> Declared:
+        """The run's declared items and what its status says of itself; an error naming the directory when it is
+        not one of this benchmark's runs."""
         ...
 
-    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> ExportFile:
-        """Per-item replies and scores, without keys or endpoints; an incomplete run refused unless allowed."""
+
+@dataclass
+class ExportExtras:
+    """What a benchmark adds to the shared export (schema omnivchat-benchmark-export-v1) of one of its runs."""
+
+    status: str | None = None
+    """Its own verdict (``complete``, ``incomplete``, ``scored_with_request_failures``); None: complete when every
+    declared item has a reply."""
+    reasons: list[str] = field(default_factory=list)
+    """Why it is incomplete, said plainly (shown when the export is refused)."""
+    meta: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    """(task, key) -> what the record's ``meta`` adds (a parsed prediction, judge scores)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Run-level figures of its own: the export's ``extra``."""
+
+
+@runtime_checkable
+class ExportsMore(Protocol):
+    """A benchmark whose export carries more than its records' replies (a parsed prediction per record, its
+    metrics), or decides its own completeness (SocialOmni: judged How answers)."""
+
+    def export_extras(self, run_dir: Path, judging: Path | None) -> ExportExtras:
+        """What the export of ``run_dir`` adds (``judging``: the separate judging directory given, if any)."""
+        ...
+
+
+@runtime_checkable
+class OtherDirectories(Protocol):
+    """A benchmark that writes directories that are not runs (SocialOmni's judging directory): their status is
+    its own."""
+
+    def directory_status(self, run_dir: Path) -> RunStatus | None:
+        """The status of such a directory; None for a run directory (the shared status reads it)."""
         ...

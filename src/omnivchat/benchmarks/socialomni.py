@@ -18,6 +18,8 @@ from typing import Any
 from omnivchat._files import check_output_dir
 from omnivchat.benchmarks._generic import scores_of
 from omnivchat.benchmarks._protocol import (
+    Declared,
+    ExportExtras,
     Item,
     ItemResult,
     JudgeOptions,
@@ -38,21 +40,21 @@ from omnivchat.socialomni import (
     TASK_ORDER,
     PromptCards,
     SocialOmniError,
-    SocialOmniExport,
     SocialOmniManifest,
     candidate_records,
+    declared_items,
     estimate_judging,
-    export,
+    export_figures,
     item_meta,
     item_request,
     judge_run,
     judge_scores_for,
+    judging_status,
     load_cards,
     load_judge_template,
     load_tasks,
     read_manifest,
     run_manifest,
-    run_status,
     summarize,
     write_summary,
 )
@@ -187,11 +189,18 @@ class SocialOmniBench:
             notes.append(metrics.gaps_line())
         return JudgeOutcome(where=out, summaries=done.summaries, notes=notes, complete=metrics.complete)
 
-    def status(self, run_dir: Path) -> RunStatus:
-        return run_status(run_dir)
+    def declared(self, run_dir: Path) -> Declared:
+        tasks, fields = declared_items(run_dir)
+        return Declared(dict(tasks), fields)
 
-    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> SocialOmniExport:
-        return export(run_dir, judging or run_dir / JUDGING, allow_incomplete=allow_incomplete)
+    def export_extras(self, run_dir: Path, judging: Path | None) -> ExportExtras:
+        """Who and When predictions, How judge scores, the metrics, completeness and quality; the judging directory
+        inside the run unless another is given."""
+        figures = export_figures(run_dir, judging or run_dir / JUDGING)
+        return ExportExtras(figures.status, figures.reasons, figures.meta, figures.extra)
+
+    def directory_status(self, run_dir: Path) -> RunStatus | None:
+        return judging_status(run_dir)
 
 
 def _judge_scores(judging: Path, manifest: SocialOmniManifest) -> dict[str, dict[str, int | None]]:

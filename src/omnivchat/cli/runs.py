@@ -242,7 +242,6 @@ def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]
     """
     from omnivchat.benchmarks import status as run_status
     from omnivchat.runs import RunStatus
-    from omnivchat.socialomni import SOCIALOMNI_PROTOCOL
 
     status = run_status(run_dir)
     if isinstance(status, dict):  # a benchmark written before statuses were typed
@@ -251,14 +250,15 @@ def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]
     rows: list[tuple[str, ...]]
     if status.tasks is not None:  # a benchmark with tasks (SocialOmni, or any run read by the generic status)
         limit = f", --limit {status.limit}" if status.limit is not None else ""
-        name = "SocialOmni" if status.protocol == SOCIALOMNI_PROTOCOL else str(status.benchmark)
+        name = status.label or str(status.benchmark)
         where = f"{escape(name)} run of {escape(str(status.model))} via {escape(str(status.route))}{label}"
         console.print(f"{escape(str(run_dir))}: {where}{limit}", highlight=False)
         columns: tuple[str, ...] = ("task", "declared", "done", "failed", "not run")
         rows = [(task, str(c.declared), str(c.done), str(c.failed), str(c.not_run)) for task, c in status.tasks.items()]
     elif status.judges is not None:
         judges = ", ".join(status.judges)
-        where = f"SocialOmni judging, panel {escape(str(status.panel))} ({escape(judges)})"
+        name = escape(str(status.label or status.benchmark))
+        where = f"{name} judging, panel {escape(str(status.panel))} ({escape(judges)})"
         console.print(f"{escape(str(run_dir))}: {where}", highlight=False)
         columns = ("judge", "done", "failed")
         rows = [(name, str(c.done), str(c.failed)) for name, c in status.judges.items()]
@@ -357,15 +357,13 @@ def export_command(
         Path | None, typer.Option("--judging", help="Judging directory of a benchmark that keeps one (SocialOmni).")
     ] = None,
 ) -> None:
-    """Write per-item replies and metadata of a run of any benchmark as JSON, without credentials or endpoint
-    addresses; an incomplete run is refused unless --allow-incomplete."""
+    """Write per-item replies and metadata of a run of any benchmark as JSON (one schema for every benchmark:
+    omnivchat-benchmark-export-v1), without credentials or endpoint addresses; an incomplete run is refused unless
+    --allow-incomplete."""
     from omnivchat._files import check_output_file, write_model
     from omnivchat.benchmarks import export
-    from omnivchat.runs import ExportFile
 
     check_output_file(output, force=force)
     data = export(run_dir, judging=judging, allow_incomplete=allow_incomplete)
-    if isinstance(data, dict):  # a benchmark written before exports were typed
-        data = ExportFile.model_validate(data)
     write_model(output, data)
     console.print(f"wrote {output} ({data.n_records} records, status {data.status})")

@@ -215,12 +215,15 @@ def export_command(
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
 ) -> None:
     """Per-item predictions and scores, metrics and status (complete, scored_with_request_failures, incomplete),
-    without endpoints or keys. An incomplete evaluation is refused unless --allow-incomplete."""
-    from omnivchat.socialomni import export
+    without endpoints or keys, in the one export schema of every benchmark (omnivchat-benchmark-export-v1). An
+    incomplete evaluation is refused unless --allow-incomplete."""
+    from omnivchat.benchmarks import export
+    from omnivchat.socialomni import read_manifest
 
     check_output_file(output, force=force)
-    data = export(run, judging or run / "judging", allow_incomplete=allow_incomplete)
+    read_manifest(run)  # a SocialOmni run, or an error naming it
+    data = export(run, judging=judging, allow_incomplete=allow_incomplete)
     write_model(output, data)
-    console.print(f"wrote {output} (status {data.status}, {len(data.items)} items)")
+    console.print(f"wrote {output} (status {data.status}, {len(data.records)} items)")
     for reason in data.incomplete_reasons:
         console.print(f"[yellow]incomplete[/]: {reason}")

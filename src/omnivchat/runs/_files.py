@@ -165,6 +165,7 @@ class RunStatus(BaseModel):
 
     protocol: str
     benchmark: str | None = None
+    label: str | None = Field(default=None, description="How people name the benchmark (SocialOmni), if not so.")
     kind: Literal["run", "tasks", "judging"] = "run"
     """``run``: a native run (one bench); ``tasks``: a run of a benchmark with tasks; ``judging``: a judging
     directory."""

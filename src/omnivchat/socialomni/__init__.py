@@ -13,7 +13,6 @@ from omnivchat.socialomni._errors import SocialOmniError
 from omnivchat.socialomni._files import (
     SOCIALOMNI_JUDGING_PROTOCOL,
     SOCIALOMNI_PROTOCOL,
-    SocialOmniExport,
     SocialOmniJudgingManifest,
     SocialOmniManifest,
     SocialOmniSummary,
@@ -35,10 +34,11 @@ from omnivchat.socialomni._run import (
     GENERATION,
     PROTOCOL,
     TASK_ORDER,
+    ExportFigures,
     JudgingPass,
     candidate_records,
     estimate_judging,
-    export,
+    export_figures,
     item_meta,
     item_request,
     judge_run,
@@ -52,7 +52,7 @@ from omnivchat.socialomni._run import (
     summarize,
     write_summary,
 )
-from omnivchat.socialomni._status import run_status
+from omnivchat.socialomni._status import declared_items, judging_status
 from omnivchat.socialomni._time import WHO_CUTOFF_RULE, seconds, who_cutoff
 
 __all__ = [
@@ -64,11 +64,11 @@ __all__ = [
     "SOCIALOMNI_PROTOCOL",
     "TASK_ORDER",
     "WHO_CUTOFF_RULE",
+    "ExportFigures",
     "HowMetrics",
     "JudgingPass",
     "PromptCards",
     "SocialOmniError",
-    "SocialOmniExport",
     "SocialOmniJudgingManifest",
     "SocialOmniManifest",
     "SocialOmniSummary",
@@ -77,8 +77,9 @@ __all__ = [
     "candidate_records",
     "check_panel",
     "classification_metrics",
+    "declared_items",
     "estimate_judging",
-    "export",
+    "export_figures",
     "how_items",
     "how_metrics",
     "how_text",
@@ -86,6 +87,7 @@ __all__ = [
     "item_request",
     "judge_run",
     "judge_scores_for",
+    "judging_status",
     "load_cards",
     "load_judge_template",
     "load_tasks",
@@ -102,7 +104,6 @@ __all__ = [
     "read_manifest",
     "rescore",
     "run_manifest",
-    "run_status",
     "seconds",
     "summarize",
     "when_text",

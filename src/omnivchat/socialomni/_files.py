@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field, RootModel, ValidationError, model_validator
 
 from omnivchat._files import FileModel, read_model, validation_problem
-from omnivchat.runs import ExportFile, Manifest, register_manifest
+from omnivchat.runs import Manifest, register_manifest
 from omnivchat.socialomni._errors import SocialOmniError
 from omnivchat.socialomni._metrics import HowMetrics
 
@@ -30,14 +30,12 @@ JUDGING_SUMMARY_VERSION = "omnivchat-socialomni-judging-summary-v1"
 JUDGE_SCORES_VERSION = "omnivchat-socialomni-judge-scores-v1"
 RESCORE_SCHEMA_VERSION = 1
 """``schema_version`` of the rescoring input.json and results.json."""
-EXPORT_SCHEMA = "omnivchat-socialomni-export-v1"
 SOCIALOMNI_PROTOCOL = "omnivchat-socialomni-v1"
 """The protocol of a SocialOmni run's manifest."""
 SOCIALOMNI_JUDGING_PROTOCOL = SOCIALOMNI_PROTOCOL + "-judging"
 """The protocol of a SocialOmni judging directory's manifest."""
 
 __all__ = [
-    "EXPORT_SCHEMA",
     "JUDGE_SCORES_VERSION",
     "JUDGING_SUMMARY_VERSION",
     "RESCORE_SCHEMA_VERSION",
@@ -46,7 +44,6 @@ __all__ = [
     "SUMMARY_VERSION",
     "ClassCounts",
     "ClassificationMetrics",
-    "ExportItem",
     "ExportMetrics",
     "HowGeneration",
     "JudgeScores",
@@ -58,7 +55,6 @@ __all__ = [
     "RescoreResults",
     "RescoredModel",
     "RescoredRecord",
-    "SocialOmniExport",
     "SocialOmniJudgingManifest",
     "SocialOmniManifest",
     "SocialOmniSummary",
@@ -361,38 +357,3 @@ class ExportMetrics(FileModel):
     qens: float | None = None
     cov_plus: float | None = None
     qens_joint: float | None = None
-
-
-class ExportItem(FileModel):
-    """One item's prediction and outcome (How: with its judge scores)."""
-
-    task: str
-    item_id: str
-    prediction: str | None = None
-    gold: str | None = None
-    request_success: bool = True
-    text: str | None = None
-    judge_scores: dict[str, int | None] | None = None
-    redacted: bool = False
-    """The answer held the run's key and was masked: its text is not what the model sent (routes._redact)."""
-
-    omit_when_none = ("judge_scores",)
-
-
-class SocialOmniExport(ExportFile):
-    """The export of a SocialOmni run (schema omnivchat-socialomni-export-v1): per-item predictions and scores, the
-    metrics and the status (``complete``, ``scored_with_request_failures`` or ``incomplete`` with the reasons)."""
-
-    schema_: str = Field(EXPORT_SCHEMA, alias="schema")
-    incomplete_reasons: list[str] = Field(default_factory=list)
-    model: str = "?"
-    protocol: str = SOCIALOMNI_PROTOCOL
-    judge_panel: str | None = None
-    judges: list[str] = Field(default_factory=list)
-    judge_substitution: Any = None
-    """Panels are strict: a judge is never replaced (always None)."""
-    metrics: ExportMetrics = Field(default_factory=ExportMetrics)
-    completeness: dict[str, TaskCompleteness] = Field(default_factory=dict)
-    quality: HowMetrics | None = None
-    manifest_sha256: str | None = None
-    items: list[ExportItem] = Field(default_factory=list)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from omnivchat._canonical import sha256_json
 from omnivchat._files import write_model, write_text_atomic
@@ -65,7 +65,6 @@ from omnivchat.socialomni._data import (
 from omnivchat.socialomni._errors import SocialOmniError
 from omnivchat.socialomni._files import (
     ClassificationMetrics,
-    ExportItem,
     ExportMetrics,
     HowGeneration,
     JudgeScores,
@@ -77,7 +76,6 @@ from omnivchat.socialomni._files import (
     RescoreInputModel,
     RescoreRecord,
     RescoreResults,
-    SocialOmniExport,
     SocialOmniJudgingManifest,
     SocialOmniManifest,
     SocialOmniSummary,
@@ -91,6 +89,18 @@ from omnivchat.socialomni._panel import JUDGE_SAMPLING, check_panel, judge_text,
 from omnivchat.socialomni._parse import parse_how, parse_when, parse_when_lenient, parse_who, parse_who_lenient
 from omnivchat.socialomni._prefix import PREFIX_ENCODING, make_prefix
 from omnivchat.socialomni._time import WHO_CUTOFF_RULE
+
+
+class ExportFigures(NamedTuple):
+    """What a SocialOmni run's export adds to the shared one (omnivchat.benchmarks.export): its ``status``
+    (``complete``, ``scored_with_request_failures`` or ``incomplete``) and the ``reasons``; per (task, key) a
+    record's ``meta``; the run-level ``extra``."""
+
+    status: str
+    reasons: list[str]
+    meta: dict[tuple[str, str], dict[str, Any]]
+    extra: dict[str, Any]
+
 
 PROTOCOL = "omnivchat-socialomni-v1"
 TASK_ORDER = ("when", "how", "who")
@@ -876,9 +886,10 @@ def completeness(
     return result
 
 
-def export(run: Path, judging: Path | None, *, allow_incomplete: bool = False) -> SocialOmniExport:
-    """Per-item predictions and scores with the status; refuses an incomplete evaluation unless allowed, and judge
-    scores made for another candidate run. No endpoint, key or key variable is written.
+def export_figures(run: Path, judging: Path | None) -> ExportFigures:
+    """What the shared export of a SocialOmni run adds: its status and why it is incomplete, per record its parsed
+    prediction (How: its judge scores), and the metrics, completeness, quality and judging; refuses judge scores
+    made for another candidate run.
 
     ``status`` is ``complete`` only when every declared item of every requested task (the release counts, or the
     declared limit) has an answer and, with the how task, every non-empty How answer a full panel;
@@ -935,41 +946,24 @@ def export(run: Path, judging: Path | None, *, allow_incomplete: bool = False) -
         status = "scored_with_request_failures"
     else:
         status = "complete"
-    if status == "incomplete" and not allow_incomplete:
-        raise RunError(
-            f"{run}: evaluation incomplete ({'; '.join(reasons)}); resume `socialomni evaluate` for missing or "
-            "failed items, or pass --allow-incomplete to export progress"
-        )
     headline = ("qgold", "qens", "cov_plus", "qens_joint")
     metrics = ExportMetrics(
         who=summary.who, when=summary.when, **{k: getattr(quality, k) if quality else None for k in headline}
     )
-    items = []
+    meta: dict[tuple[str, str], dict[str, Any]] = {}
     for task in TASK_ORDER:
-        for item_id, r in sorted((records.get(task) or {}).items()):
-            items.append(
-                ExportItem(
-                    task=task,
-                    item_id=item_id,
-                    prediction=r["prediction"],
-                    gold=r["gold"],
-                    request_success=not r["request_failed"],
-                    text=r["text"],
-                    judge_scores=judged.of(item_id) if task == "how" else None,
-                    redacted=r["redacted"],
-                )
-            )
-    return SocialOmniExport(
-        status=status,
-        incomplete_reasons=reasons,
-        model=manifest.model,
-        protocol=manifest.protocol,
-        judge_panel=panel,
-        judges=judge_names,
-        judge_substitution=None,  # panels are strict: a judge is never replaced
-        metrics=metrics,
-        completeness=state,
-        quality=quality,
-        manifest_sha256=manifest.sha256(),
-        items=items,
-    )
+        for item_id, r in (records.get(task) or {}).items():
+            scores_of = {"judge_scores": judged.of(item_id)} if task == "how" else {}
+            meta[(task, _label(task, item_id))] = {"prediction": r["prediction"], **scores_of}
+    extra = {
+        "model": manifest.model,
+        "protocol": manifest.protocol,
+        "judge_panel": panel,
+        "judges": judge_names,
+        "judge_substitution": None,  # panels are strict: a judge is never replaced
+        "metrics": metrics.dump(),
+        "completeness": {t: c.dump() for t, c in state.items()},
+        "quality": quality.model_dump(mode="json") if quality is not None else None,
+        "manifest_sha256": manifest.sha256(),
+    }
+    return ExportFigures(status, reasons, meta, extra)

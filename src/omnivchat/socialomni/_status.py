@@ -1,12 +1,12 @@
-"""The status of a SocialOmni run directory (per task: who, when, how) and of its judging directory (per judge
-of the panel), read without changing anything."""
+"""What a SocialOmni run directory declared (per task: who, when, how), for the shared status and export, and
+the status of its judging directory (per judge of the panel), read without changing anything."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from omnivchat.runs import (
-    ItemCounts,
     JudgeCounts,
     RunStatus,
     attempt_counts,
@@ -17,39 +17,32 @@ from omnivchat.runs import (
 from omnivchat.socialomni._errors import SocialOmniError
 from omnivchat.socialomni._files import (
     SOCIALOMNI_JUDGING_PROTOCOL,
-    SOCIALOMNI_PROTOCOL,
     SocialOmniJudgingManifest,
     SocialOmniManifest,
 )
 
 
-def _socialomni_status(run_dir: Path, manifest: SocialOmniManifest) -> RunStatus:
-    """A SocialOmni run: per task (who, when, how) the items it declared, done, failed and not run."""
-    counts, by_kind = store_counts(run_dir)
+def declared_items(run_dir: Path) -> tuple[dict[str, list[str]], dict[str, Any]]:
+    """A SocialOmni run's declared items per task (who, when, how: the keys its manifest lists) and what its
+    status says of the run (model, route, limit, prompt cards); a SocialOmniError when it is not a run."""
+    manifest = read_manifest(run_dir)
+    if not isinstance(manifest, SocialOmniManifest):
+        raise SocialOmniError(f"{run_dir}: not a SocialOmni run directory ({manifest.protocol})")
     declared = list(manifest.source_media_sha256 or {})
-    per_task = {}
-    for task in manifest.tasks or []:
-        ids = {k for k in declared if k.split("-", 1)[0] == task}
-        stored = by_kind.get(task, {"items": {}, "ids": {}})
-        done = sum(1 for i, status in stored["ids"].items() if status == "done" and i in ids)
-        failed = sum(1 for i, status in stored["ids"].items() if status == "failed" and i in ids)
-        per_task[task] = ItemCounts(declared=len(ids), done=done, failed=failed, not_run=len(ids) - done - failed)
+    tasks = {t: [k for k in declared if k.split("-", 1)[0] == t] for t in manifest.tasks or []}
     route = manifest.route.get("route", "?")
     cards = manifest.prompts.items()
-    return RunStatus(
-        protocol=SOCIALOMNI_PROTOCOL,
-        benchmark=manifest.benchmark,
-        kind="tasks",
-        model=manifest.model,
-        route=str(route),
-        simulated=route == "sim",
-        condition=manifest.condition or "both",
-        limit=manifest.limit,
-        tasks=per_task,
+    fields = {
+        "label": "SocialOmni",
+        "model": manifest.model,
+        "route": str(route),
+        "simulated": route == "sim",
+        "condition": manifest.condition or "both",
+        "limit": manifest.limit,
         # a manifest written before labels were recorded has the cards' hashes only
-        prompts={t: (manifest.prompt_labels or {}).get(t) or f"not recorded (sha256 {h[:12]})" for t, h in cards},
-        **attempt_counts(counts),
-    )
+        "prompts": {t: (manifest.prompt_labels or {}).get(t) or f"not recorded (sha256 {h[:12]})" for t, h in cards},
+    }
+    return tasks, fields
 
 
 def _judging_status(run_dir: Path, manifest: SocialOmniJudgingManifest) -> RunStatus:
@@ -61,6 +54,7 @@ def _judging_status(run_dir: Path, manifest: SocialOmniJudgingManifest) -> RunSt
         judges[name] = JudgeCounts(done=stored.get("done", 0), failed=stored.get("failed", 0))
     return RunStatus(
         protocol=SOCIALOMNI_JUDGING_PROTOCOL,
+        label="SocialOmni",
         kind="judging",
         panel=manifest.panel,
         judges=judges,
@@ -68,17 +62,11 @@ def _judging_status(run_dir: Path, manifest: SocialOmniJudgingManifest) -> RunSt
     )
 
 
-def run_status(run_dir: Path) -> RunStatus:
-    """What a SocialOmni run directory (per task) or judging directory (per judge) holds, read without changing
-    anything; see :class:`omnivchat.runs.RunStatus`."""
+def judging_status(run_dir: Path) -> RunStatus | None:
+    """What a SocialOmni judging directory holds (per judge of the panel), read without changing anything; None
+    for a SocialOmni run directory (the shared status reads it: omnivchat.benchmarks.status)."""
     run_dir = Path(run_dir)
     manifest = read_manifest(run_dir)
-
-    def read() -> RunStatus:
-        if isinstance(manifest, SocialOmniJudgingManifest):
-            return _judging_status(run_dir, manifest)
-        if isinstance(manifest, SocialOmniManifest):
-            return _socialomni_status(run_dir, manifest)
-        raise SocialOmniError(f"{run_dir}: not a SocialOmni run or judging directory ({manifest.protocol})")
-
-    return served_status(run_dir, read)
+    if not isinstance(manifest, SocialOmniJudgingManifest):
+        return None
+    return served_status(run_dir, lambda: _judging_status(run_dir, manifest))

@@ -1,7 +1,7 @@
 """omnivchat: the OmniVChat-Bench format (paper, Section 3): the benchmark, its requests and manifest
 (:func:`run_eval` runs a bench directory), its judging pass (rubric and style verdicts through the judge engine),
-its Table 1 scores.json, the files, status and export of its run directories, and the check of a bench's
-clips (:class:`BenchClipChecker`, what ``omnivchat validate`` runs).
+its Table 1 scores.json, the files of its run directories (their status and export are the shared ones), and the
+check of a bench's clips (:class:`BenchClipChecker`, what ``omnivchat validate`` runs).
 
 Dataset: a bench directory (``bench.yaml``, ``instances.jsonl``, ``media/``); the user's question is spoken inside
 each clip, and every instance carries a reference reply and a tiered gated rubric. Scores: the gated rubric score
@@ -12,15 +12,10 @@ met by guessing). Languages: as the bench has them (English and Chinese in the p
 from omnivchat.benchmarks.native._benchmark import OMNIVCHAT, OmniVChatBench
 from omnivchat.benchmarks.native._clips import BenchClipChecker, clip_uses
 from omnivchat.benchmarks.native._files import (
-    EXPORT_SCHEMA,
     NATIVE_BENCHMARK,
     BenchIdentity,
-    ExportCounts,
-    NativeExport,
-    NativeRecord,
     RunManifest,
     load_manifest,
-    read_export,
 )
 from omnivchat.benchmarks.native._judging import (
     ItemScore,
@@ -35,20 +30,15 @@ from omnivchat.benchmarks.native._judging import (
 )
 from omnivchat.benchmarks.native._run import bench_identity, build_manifest, build_request, run_eval, run_eval_async
 from omnivchat.benchmarks.native._scores import item_records, prompt_labels, write_scores, write_scores_file
-from omnivchat.benchmarks.native._status import export, status
 from omnivchat.benchmarks.native._summary import rejected_note, score_summary, table1_table
 
 __all__ = [
-    "EXPORT_SCHEMA",
     "NATIVE_BENCHMARK",
     "OMNIVCHAT",
     "BenchClipChecker",
     "BenchIdentity",
-    "ExportCounts",
     "ItemScore",
     "JudgeReport",
-    "NativeExport",
-    "NativeRecord",
     "OmniVChatBench",
     "RunManifest",
     "bench_identity",
@@ -58,20 +48,17 @@ __all__ = [
     "collect_judgments",
     "collect_scores",
     "estimate_judging",
-    "export",
     "item_records",
     "judge_run",
     "judge_run_async",
     "load_manifest",
     "panel_hits_majority",
     "prompt_labels",
-    "read_export",
     "rejected_note",
     "run_bench",
     "run_eval",
     "run_eval_async",
     "score_summary",
-    "status",
     "table1_table",
     "write_scores",
     "write_scores_file",

@@ -9,6 +9,8 @@ from typing import Any
 
 from omnivchat.bench import SUBCATEGORIES, Bench, load_bench
 from omnivchat.benchmarks._protocol import (
+    Declared,
+    ExportExtras,
     Item,
     ItemResult,
     JudgeOptions,
@@ -20,16 +22,16 @@ from omnivchat.benchmarks._protocol import (
     Source,
 )
 from omnivchat.benchmarks._registry import register
-from omnivchat.benchmarks.native._files import NATIVE_BENCHMARK, NativeExport, RunManifest
+from omnivchat.benchmarks.native._files import NATIVE_BENCHMARK, RunManifest
 from omnivchat.benchmarks.native._judging import collect_scores, estimate_judging, judge_run, run_bench
 from omnivchat.benchmarks.native._run import build_manifest, build_request
 from omnivchat.benchmarks.native._scores import item_records, write_scores_file
-from omnivchat.benchmarks.native._status import export, status
+from omnivchat.benchmarks.native._status import declared, export_extras
 from omnivchat.benchmarks.native._summary import score_summary
 from omnivchat.judges import JudgePrompts
 from omnivchat.prompts import load_prompt
 from omnivchat.routes import ChatRequest, Route
-from omnivchat.runs import CANDIDATE, PROTOCOL, RunStatus
+from omnivchat.runs import CANDIDATE, PROTOCOL
 from omnivchat.scoring import table1_row
 
 
@@ -168,11 +170,11 @@ class OmniVChatBench:
         complete = not any(s.failed for s in report.summaries.values())  # every verdict asked for parsed
         return JudgeOutcome(where=run_dir / "store.sqlite", summaries=report.summaries, notes=notes, complete=complete)
 
-    def status(self, run_dir: Path) -> RunStatus:
-        return status(run_dir)
+    def declared(self, run_dir: Path) -> Declared:
+        return declared(run_dir)
 
-    def export(self, run_dir: Path, *, judging: Path | None, allow_incomplete: bool) -> NativeExport:
-        return export(run_dir, allow_incomplete=allow_incomplete)
+    def export_extras(self, run_dir: Path, judging: Path | None) -> ExportExtras:
+        return export_extras(run_dir)
 
 
 OMNIVCHAT = register(OmniVChatBench())

@@ -1,4 +1,4 @@
-"""The files of a native run directory (protocol omnivchat-run-v1): its manifest and its export. A manifest made
+"""The files of a native run directory (protocol omnivchat-run-v1): its manifest. A manifest made
 before the benchmark's name was recorded is the native bench's (``benchmark`` defaults to it)."""
 
 from __future__ import annotations
@@ -6,21 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from omnivchat._files import FileModel, InputError, loads_json, read_model, read_text, validate_file
+from omnivchat._files import FileModel, InputError, loads_json, read_text, validate_file
 from omnivchat.prompts import source_label
 from omnivchat.runs import (
     MANIFEST_FILE,
     PROTOCOL,
     STORE_FILE,
-    CostTotals,
-    ExportFile,
     Manifest,
     PackageRecord,
     PromptRecord,
     RouteIdentity,
-    RunCost,
     RunError,
     known_protocols,
     manifest_model,
@@ -29,7 +26,6 @@ from omnivchat.runs import (
 from omnivchat.socialomni import SOCIALOMNI_JUDGING_PROTOCOL
 
 NATIVE_BENCHMARK = "omnivchat"  # the registry name of the native bench format (omnivchat.benchmarks)
-EXPORT_SCHEMA = "omnivchat-export-v1"
 
 
 class BenchIdentity(FileModel):
@@ -103,62 +99,3 @@ def load_manifest(run_dir: Path) -> RunManifest:
     if not (Path(run_dir) / STORE_FILE).is_file():
         raise RunError(f"{run_dir}: not a run directory (needs {MANIFEST_FILE} and {STORE_FILE})")
     return manifest
-
-
-# ---------------------------------------------------------------------------------------------------------- export
-
-
-class NativeRecord(FileModel):
-    """One item of a native run's export: its reply and metadata (the item's subcategory, language and source are
-    kept as the store has them)."""
-
-    id: str
-    status: str
-    reply: str | None = None
-    reasoning: str | None = None
-    finish_reason: str | None = None
-    usage: dict[str, Any] | None = None
-    delivered: dict[str, Any] | None = None
-    error_kind: str | None = None
-    error: str | None = None
-    attempts: int = 0
-    request_sha256: str | None = None
-    cost: CostTotals | None = None
-    """What the item's attempts cost (None in exports made before costs were kept)."""
-    redacted: bool = False
-    """The reply held the run's key and was masked: its text is not what the model sent (routes._redact)."""
-
-
-class ExportCounts(BaseModel):
-    """A native run's counts: bench instances, done, failed, not run, failure kinds and tokens."""
-
-    model_config = ConfigDict(extra="allow")
-
-    instances: int
-    done: int
-    failed: int
-    not_run: int
-    failure_kinds: dict[str, int] = Field(default_factory=dict)
-    tokens: dict[str, float] = Field(default_factory=dict)
-    cost: RunCost | None = None
-
-
-class NativeExport(ExportFile):
-    """The export of a native run (schema omnivchat-export-v1): per-item replies and metadata, the manifest without
-    endpoint, base URL or key variable, and the counts."""
-
-    schema_: str = Field(EXPORT_SCHEMA, alias="schema")
-    simulated: bool = False
-    prompts: dict[str, str] = Field(default_factory=dict, description="'system' -> which prompt ran, said plainly.")
-    manifest: dict[str, Any] = Field(default_factory=dict, description="The run's manifest, shareable.")
-    counts: ExportCounts
-    records: list[NativeRecord] = Field(default_factory=list)
-
-
-def read_export(path: Path) -> ExportFile:
-    """An export file (any benchmark's): :class:`NativeExport` for a native run's, :class:`ExportFile` (with its
-    own fields kept) for another's."""
-    generic = read_model(path, ExportFile, "export")
-    if generic.schema_ == EXPORT_SCHEMA:
-        return read_model(path, NativeExport, "export")
-    return generic
