@@ -33,6 +33,13 @@ from omnivchat.benchmarks._generic import (
     task_export,
     task_status,
 )
+from omnivchat.benchmarks._options import (
+    BenchmarkOptionError,
+    OptionsModel,
+    OwnOptions,
+    check_options,
+    read_options,
+)
 from omnivchat.benchmarks._protocol import (
     Benchmark,
     Item,
@@ -73,6 +80,7 @@ __all__ = [
     "SPOKEN_METRIC",
     "Benchmark",
     "BenchmarkExport",
+    "BenchmarkOptionError",
     "BenchmarkPluginError",
     "Item",
     "ItemResult",
@@ -80,7 +88,9 @@ __all__ = [
     "JudgeOutcome",
     "Judged",
     "MediaRoots",
+    "OptionsModel",
     "OwnFormats",
+    "OwnOptions",
     "RunOptions",
     "ScoreOptions",
     "ScoreReport",
@@ -98,6 +108,7 @@ __all__ = [
     "avodyssey",
     "benchmark_of",
     "byo",
+    "check_options",
     "dailyomni",
     "estimate",
     "evaluate",
@@ -109,6 +120,7 @@ __all__ = [
     "native",
     "omnibench",
     "package_of",
+    "read_options",
     "read_run_manifest",
     "register",
     "registered",

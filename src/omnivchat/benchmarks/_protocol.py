@@ -56,9 +56,8 @@ class Source:
     tasks: tuple[str, ...] | None = None
     limit: int | None = None
     prompts: Path | None = None  # the benchmark's prompt file(s): a system prompt, or prompt cards
-    columns: str | None = None  # a table's column mapping, "question=Question,answer=Answer" (hf)
-    split: str | None = None  # a dataset's split (hf)
     media_roots: tuple[Path, ...] = ()  # folders media may also come from, besides the data's own (byo, hf)
+    options: dict[str, Any] = field(default_factory=dict)  # the benchmark's own (hf: columns, split): OwnOptions
 
 
 @dataclass(frozen=True)
@@ -95,11 +94,9 @@ class ScoreOptions:
     panel: list[str] = field(default_factory=list)
     aggregate: Aggregate = "mean"
     style_judge: str | None = None
-    judging: Path | None = None  # where a benchmark that judges into a separate directory put its verdicts
-    asr: str | None = None  # spoken replies: the ASR whose transcripts are scored (its id; None: the only one)
-    asr_wer: float | None = None  # spoken replies: the ASR's word error rate for the band (None: the measured one)
     data: Path | None = None  # the run's data, when not the one it recorded (``score --bench``)
     delivered_only: bool = False  # leave out the items human inspection rejected after the run
+    options: dict[str, Any] = field(default_factory=dict)  # the benchmark's own (judging, asr, asr_wer): OwnOptions
 
 
 @dataclass
@@ -144,14 +141,13 @@ class JudgeOptions:
     style_judge: str | None = None
     prompt: Path | None = None
     style_prompt: Path | None = None
-    contexts: Path | None = None  # a benchmark's judging inputs (SocialOmni: judge-contexts.json)
     aliases: list[str] | None = None
-    output: Path | None = None  # a separate judging directory, for a benchmark that keeps one
     max_attempts: int = 4
     progress: bool = True
     budget_usd: float | None = None  # the run directory's total spending limit (docs/costs.md)
     dry_run: bool = False  # send nothing: the outcome carries the estimate (``JudgeOutcome.dry_run``)
     no_key: bool = False  # every judge sends no key (``--no-key``); ``config`` is already keyless then
+    options: dict[str, Any] = field(default_factory=dict)  # the benchmark's own (SocialOmni: contexts, output)
 
 
 class JudgeOutcome(BaseModel):
@@ -172,7 +168,8 @@ class Benchmark(Protocol[D]):
     implements it and registers it by name. What only some benchmarks do is an optional protocol of its own:
     :class:`Judged` (verdicts through the judge engine), :class:`TaskSummary` (a file kept up to date per task),
     :class:`ScoreSummary` (a table of its own for ``omnivchat score``), :class:`StatedChance`, :class:`MediaRoots`,
-    :class:`SpokenReplies`, :class:`OwnFormats`."""
+    :class:`SpokenReplies`, :class:`OwnFormats`, :class:`OwnOptions` (options of its own, validated by its pydantic
+    model before any work; a benchmark without it takes none)."""
 
     name: str
     """The registry name, recorded in the manifest of every run (``omnivchat benchmarks`` lists them)."""
