@@ -381,13 +381,13 @@ class ByoBench:
         is scored from its ASR transcript, with the ASR error band beside the accuracy (see
         :mod:`omnivchat.benchmarks._spoken`); one without a transcript is "not transcribed": unscored, counted, the
         run incomplete."""
+        own = read_options(self, "score", options.options, SpokenScoreOptions)  # before the store is opened
         run_dir = Path(run_dir)
         results: list[ItemResult] = []
         lenient: list[float] = []
         lenient_unparsed = 0
         path = run_dir / STORE_FILE
         with RunStore(path, read_only=True) as store:
-            own = read_options(self, "score", options.options, SpokenScoreOptions)
             spoken = SpokenScoring.open(run_dir, store, own)
             for task, keys in manifest_tasks(run_dir).items():
                 for key in keys:
