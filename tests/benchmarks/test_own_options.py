@@ -86,6 +86,10 @@ def test_a_run_that_would_send_is_refused_an_option_its_benchmark_does_not_take(
     scored = runner.invoke(app, ["score", str(run_dir), "--judging", str(tmp_path)], env=WIDE)
     assert scored.exit_code != 0 and not (run_dir / "scores.json").exists()
     assert "byo does not take --judging (score): it takes --asr, --asr-wer" in _line(scored.output)
+    for flag in (["--style-judge", "A"], ["--delivered-only"]):  # the native benchmark's, not byo's
+        said = _line(runner.invoke(app, ["score", str(run_dir), *flag], env=WIDE).output)
+        assert f"byo does not take {flag[0]} (score): it takes --asr, --asr-wer" in said
+    assert not (run_dir / "scores.json").exists()
     # The options it takes are still taken.
     assert runner.invoke(app, ["score", str(run_dir), "--asr-wer", "0.1"], env=WIDE).exit_code == 0
 
@@ -100,6 +104,8 @@ def test_a_wrong_typed_option_is_refused_naming_the_option_and_what_is_taken(tmp
         BYO.score(None, tmp_path, ScoreOptions(options={"asr_wer": "lots"}))
     with pytest.raises(BenchmarkOptionError, match=r"^byo: --asr-wer \(score\): Input should be greater than"):
         check_options(BYO, "score", {"asr_wer": -0.5})
+    with pytest.raises(BenchmarkOptionError, match=r"^omnivchat: --aliases \(judge\): Input should be a valid list"):
+        check_options(get_benchmark("omnivchat"), "judge", {"aliases": "gpt-4o"})
     with pytest.raises(BenchmarkOptionError, match=r"^socialomni does not take --split \(judge\): it takes "):
         check_options(get_benchmark("socialomni"), "judge", {"split": "test", "contexts": tmp_path})
 

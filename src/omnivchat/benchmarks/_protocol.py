@@ -93,10 +93,9 @@ class ScoreOptions:
     config: JudgesConfig = field(default_factory=JudgesConfig)
     panel: list[str] = field(default_factory=list)
     aggregate: Aggregate = "mean"
-    style_judge: str | None = None
     data: Path | None = None  # the run's data, when not the one it recorded (``score --bench``)
-    delivered_only: bool = False  # leave out the items human inspection rejected after the run
-    options: dict[str, Any] = field(default_factory=dict)  # the benchmark's own (judging, asr, asr_wer): OwnOptions
+    # The benchmark's own (SocialOmni: judging; byo, hf: asr, asr_wer; native: style_judge, delivered_only).
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -138,16 +137,14 @@ class JudgeOptions:
     panel: str | None = None
     members: list[str] | None = None  # the judges to ask, named one by one (instead of a panel's name)
     only_judge: str | None = None
-    style_judge: str | None = None
-    prompt: Path | None = None
-    style_prompt: Path | None = None
-    aliases: list[str] | None = None
+    prompt: Path | None = None  # the judge's prompt, replaced (native, SocialOmni)
     max_attempts: int = 4
     progress: bool = True
     budget_usd: float | None = None  # the run directory's total spending limit (docs/costs.md)
     dry_run: bool = False  # send nothing: the outcome carries the estimate (``JudgeOutcome.dry_run``)
     no_key: bool = False  # every judge sends no key (``--no-key``); ``config`` is already keyless then
-    options: dict[str, Any] = field(default_factory=dict)  # the benchmark's own (SocialOmni: contexts, output)
+    # The benchmark's own (SocialOmni: contexts, output; native: style_judge, style_prompt, aliases).
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 class JudgeOutcome(BaseModel):

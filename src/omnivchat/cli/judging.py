@@ -107,16 +107,19 @@ def judge_command(
         judges_file=judges,
         panel=panel,
         only_judge=only_judge,
-        style_judge=style_judge,
         prompt=prompt,
-        style_prompt=style_prompt,
-        aliases=[a.strip() for a in aliases.split(",")] if aliases else None,
         max_attempts=max_attempts,
         progress=progress,
         budget_usd=budget,
         dry_run=dry_run,
         no_key=no_key,
-        options=given_options(contexts=contexts, output=output),
+        options=given_options(
+            contexts=contexts,
+            output=output,
+            style_judge=style_judge,
+            style_prompt=style_prompt,
+            aliases=[a.strip() for a in aliases.split(",")] if aliases else None,
+        ),
     )
     check_options(benchmark, "judge", options.options)  # an option it does not take: refused before anything
     if not isinstance(benchmark, Judged):  # its replies are scored as they are: there is nothing to ask
@@ -184,9 +187,8 @@ def score_run(
         config=config,
         panel=members,
         aggregate=how,
-        style_judge=style_judge,
         data=bench,
-        delivered_only=delivered_only,
+        options=given_options(style_judge=style_judge, delivered_only=delivered_only or None),
     )
     report = benchmark.score_summary(run_dir, options)
     for table in report.tables:
@@ -350,7 +352,9 @@ def score_command(
         from omnivchat.benchmarks import ScoreSummary, benchmark_of, check_options
 
         benchmark = benchmark_of(run_dir)
-        own = given_options(judging=judging, asr=asr, asr_wer=asr_wer)
+        own = given_options(
+            judging=judging, asr=asr, asr_wer=asr_wer, style_judge=style_judge, delivered_only=delivered_only or None
+        )
         check_options(benchmark, "score", own)  # an option it does not take: refused before anything
         if isinstance(benchmark, ScoreSummary):  # its own table (the native one: its Table 1 row, as the paper prints)
             name, values = score_run(
@@ -365,8 +369,6 @@ def score_command(
                 benchmark=benchmark,
             )
         else:
-            if delivered_only:
-                raise fail(f"--delivered-only is for a run on an omnivchat bench; {run_dir} is a {benchmark.name} run")
             name, values = score_benchmark_run(benchmark, run_dir, own, allow_incomplete)
     if output is not None:
         write_text_atomic(output, json.dumps({"bench": name, **values}, indent=2) + "\n")
