@@ -166,8 +166,11 @@ def test_several_splits_need_split_and_a_missing_split_lists_them(clips: Path, t
     data = tmp_path / "bench"
     save_dataset_dict(data, {"train": columns(2, first=100), "test": columns(2)})
     put_clip(data, clips)
-    assert problem(Source(data=data, columns=MAPPING)) == f"{data}: 2 splits (train, test): choose one with --split"
-    assert problem(Source(data=data, columns=MAPPING, split="validation")) == (
+    assert (
+        problem(Source(data=data, options={"columns": MAPPING}))
+        == f"{data}: 2 splits (train, test): choose one with --split"
+    )
+    assert problem(Source(data=data, options={"columns": MAPPING, "split": "validation"})) == (
         f"{data}: no split 'validation' (splits: train, test)"
     )
     result = runner.invoke(app, eval_args(data, tmp_path / "run", "--columns", MAPPING))
@@ -183,21 +186,21 @@ def test_a_saved_dataset_with_constants_and_row_numbers_as_qids(clips: Path, tmp
     mapping = (
         "question=Question,answer=Answer,video=video_path,options=Choice,requires:=video+audio,category:=audio-only"
     )
-    loaded = HF.load(Source(data=data, columns=mapping, split="test"))
+    loaded = HF.load(Source(data=data, options={"columns": mapping, "split": "test"}))
     assert [(i.qid, i.requires, i.category, i.gold) for i in loaded.items] == [
         (str(k), ("video", "audio"), "audio-only", "A") for k in range(3)
     ]
     assert loaded.layout == "Dataset.save_to_disk" and loaded.split == "test"
     assert {i.options for i in loaded.items} == {("red", "blue", "green", "yellow")}  # "A. " prefixes taken off
     assert loaded.columns.endswith(",category:=audio-only,requires:=video+audio")
-    no_requires = problem(Source(data=data, columns="question=Question,answer=Answer,video=video_path"))
+    no_requires = problem(Source(data=data, options={"columns": "question=Question,answer=Answer,video=video_path"}))
     assert "map requires=COLUMN (or requires:=video+audio for every row) with --columns" in no_requires
     assert "the table's columns: Question, Choice, Answer, video_path" in no_requires
     unnamed = tmp_path / "unnamed"
     save_to_disk(unnamed, rows, split=None)
     put_clip(unnamed, clips)
-    assert "leave out --split" in problem(Source(data=unnamed, columns=mapping, split="test"))
-    assert len(HF.load(Source(data=unnamed, columns=mapping)).items) == 3
+    assert "leave out --split" in problem(Source(data=unnamed, options={"columns": mapping, "split": "test"}))
+    assert len(HF.load(Source(data=unnamed, options={"columns": mapping})).items) == 3
 
 
 def test_a_parquet_snapshot_names_its_splits_as_the_hub_does(clips: Path, tmp_path: Path) -> None:
@@ -208,7 +211,7 @@ def test_a_parquet_snapshot_names_its_splits_as_the_hub_does(clips: Path, tmp_pa
     put_clip(data, clips)
     found = tables.find_dataset(data)
     assert list(found.splits) == ["test", "train"] and len(found.splits["test"]) == 2
-    loaded = load_hf(Source(data=data, columns=MAPPING, split="test", limit=3))
+    loaded = load_hf(Source(data=data, limit=3, options={"columns": MAPPING, "split": "test"}))
     assert [i.qid for i in loaded.items] == ["q0", "q1", "q2"]  # the shards in order, then --limit
     assert sorted(loaded.files) == ["data/test-00000-of-00002.parquet", "data/test-00001-of-00002.parquet"]
 
@@ -227,7 +230,10 @@ def test_a_parquet_snapshot_names_its_splits_as_the_hub_does(clips: Path, tmp_pa
     )
     (carded / "README.md").write_text(card)
     put_clip(carded, clips)
-    assert [i.qid for i in HF.load(Source(data=carded, columns=MAPPING, split="test")).items] == ["q0", "q1"]
+    assert [i.qid for i in HF.load(Source(data=carded, options={"columns": MAPPING, "split": "test"})).items] == [
+        "q0",
+        "q1",
+    ]
 
 
 def test_a_hub_cache_tree_reads_the_snapshot_refs_main_names(clips: Path, tmp_path: Path) -> None:
@@ -257,10 +263,12 @@ def test_a_hub_cache_tree_reads_the_snapshot_refs_main_names(clips: Path, tmp_pa
     assert list(manifest["files"]) == ["data/test-00000-of-00001.parquet"]
     assert runner.invoke(app, ["score", str(run_dir)]).exit_code == 0
 
-    assert "give one of datasets--someone--avbench" in problem(Source(data=tmp_path / "hub", columns=MAPPING))
+    assert "give one of datasets--someone--avbench" in problem(
+        Source(data=tmp_path / "hub", options={"columns": MAPPING})
+    )
     (repo / "refs" / "main").unlink()
     assert "no refs/main and 2 snapshots (0123456789abcdef0123456789abcdef01234567, old)" in problem(
-        Source(data=repo, columns=MAPPING)
+        Source(data=repo, options={"columns": MAPPING})
     )
 
 
@@ -274,11 +282,11 @@ def test_the_datasets_cache_names_splits_from_its_info(clips: Path, tmp_path: Pa
     put_clip(data, clips)
     found = tables.find_dataset(data)
     assert found.layout == "datasets cache" and list(found.splits) == ["test", "validation"]
-    loaded = HF.load(Source(data=data, columns=MAPPING, split="validation"))
+    loaded = HF.load(Source(data=data, options={"columns": MAPPING, "split": "validation"}))
     assert [i.qid for i in loaded.items] == ["q10", "q11"]
     write_stream(data.parent / "def456" / "av-bench-test.arrow", columns(1))  # another build of the same dataset
     assert f"arrow files in 2 folders ({data}, {data.parent / 'def456'}): give one of them" in problem(
-        Source(data=tmp_path / "datasets", columns=MAPPING)
+        Source(data=tmp_path / "datasets", options={"columns": MAPPING})
     )
 
 
@@ -371,13 +379,13 @@ def test_a_missing_column_lists_the_tables_columns(clips: Path, tmp_path: Path) 
     data = tmp_path / "bench"
     write_parquet(data / "data" / "test-00000-of-00001.parquet", columns(2))
     put_clip(data, clips)
-    text = problem(Source(data=data, columns="question=Questoin,answer=Answer,video=video_path"))
+    text = problem(Source(data=data, options={"columns": "question=Questoin,answer=Answer,video=video_path"}))
     table = data / "data" / "test-00000-of-00001.parquet"
     assert text == (
         f"{table}: no column for question=Questoin; the table's columns: id, Question, Choice, Answer, Type, "
         "requires, video_path"
     )
-    assert "map question=COLUMN, answer=COLUMN" in problem(Source(data=data, columns="video=video_path"))
+    assert "map question=COLUMN, answer=COLUMN" in problem(Source(data=data, options={"columns": "video=video_path"}))
     result = runner.invoke(app, eval_args(data, tmp_path / "run", "--columns", "question=Questoin"), env=WIDE)
     assert result.exit_code == 2 and "no column for question=Questoin" in " ".join(result.output.split())
 
@@ -405,12 +413,12 @@ def test_a_corrupt_parquet_file_is_named(clips: Path, tmp_path: Path) -> None:
     put_clip(data, clips)
     broken = data / "data" / "test-00001-of-00002.parquet"
     broken.write_bytes(broken.read_bytes()[: len(broken.read_bytes()) // 2])
-    text = problem(Source(data=data, columns=MAPPING))
+    text = problem(Source(data=data, options={"columns": MAPPING}))
     assert text.startswith(f"{broken}: cannot read the parquet file (") and len(text.splitlines()) == 1
     junk = tmp_path / "junk"
     write_stream(junk / "x-test.arrow", columns(1))
     (junk / "x-test.arrow").write_bytes(b"not arrow at all")
-    assert problem(Source(data=junk, columns=MAPPING)).startswith(
+    assert problem(Source(data=junk, options={"columns": MAPPING})).startswith(
         f"{junk / 'x-test.arrow'}: cannot read the arrow file"
     )
 
@@ -423,20 +431,20 @@ def test_a_missing_media_path_is_named_by_file_and_row(clips: Path, tmp_path: Pa
     write_parquet(data / "data" / "test-00000-of-00001.parquet", rows)
     put_clip(data, clips)
     table = data / "data" / "test-00000-of-00001.parquet"
-    lines = problem(Source(data=data, columns=MAPPING)).splitlines()
+    lines = problem(Source(data=data, options={"columns": MAPPING})).splitlines()
     assert lines[0] == f"{table}: row 1 (qid 'q1'): video 'videos/gone.mp4' does not exist ({data / 'videos/gone.mp4'})"
     assert lines[1].startswith(f"{table}: row 2 (qid 'q2'): give exactly one of 'video'")
     assert lines[2].startswith("(columns read: qid=id,question=Question,answer=Answer,options=Choice,category=Type,")
     assert lines[2].endswith(f"media paths relative to {data})") and len(lines) == 3
     # a smoke run reads only its first rows; with --tasks every row is read and validated
-    assert [i.qid for i in HF.load(Source(data=data, columns=MAPPING, limit=1)).items] == ["q0"]
-    assert "row 1 (qid 'q1')" in problem(Source(data=data, columns=MAPPING, limit=1, tasks=("mc4",)))
+    assert [i.qid for i in HF.load(Source(data=data, limit=1, options={"columns": MAPPING})).items] == ["q0"]
+    assert "row 1 (qid 'q1')" in problem(Source(data=data, limit=1, tasks=("mc4",), options={"columns": MAPPING}))
     media = tmp_path / "media"  # --media: paths are relative to it instead
     put_clip(media, clips, "videos/gone.mp4")
     rows["video_path"][2] = "videos/red.mp4"
     write_parquet(data / "data" / "test-00000-of-00001.parquet", rows)
     put_clip(media, clips)
-    assert len(HF.load(Source(data=data, columns=MAPPING, media=media)).items) == 3
+    assert len(HF.load(Source(data=data, media=media, options={"columns": MAPPING})).items) == 3
 
 
 def test_duplicate_qids_across_shards_name_both_files(clips: Path, tmp_path: Path) -> None:
@@ -445,7 +453,7 @@ def test_duplicate_qids_across_shards_name_both_files(clips: Path, tmp_path: Pat
     write_parquet(data / "data" / "test-00001-of-00002.parquet", columns(1))
     put_clip(data, clips)
     first, second = (data / "data" / f"test-0000{k}-of-00002.parquet" for k in (0, 1))
-    assert problem(Source(data=data, columns=MAPPING)).splitlines()[0] == (
+    assert problem(Source(data=data, options={"columns": MAPPING})).splitlines()[0] == (
         f"{second}: row 0 (qid 'q0'): duplicate qid (also {first}: row 0)"
     )
 
@@ -458,7 +466,7 @@ def test_without_pyarrow_the_error_says_what_to_install(
     for name in [m for m in sys.modules if m == "pyarrow" or m.startswith("pyarrow.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # `import pyarrow` now raises ImportError
-    text = problem(Source(data=data, columns=MAPPING))
+    text = problem(Source(data=data, options={"columns": MAPPING}))
     assert text == (
         "reading a Hugging Face dataset (parquet, arrow) needs pyarrow, which is not installed: "
         "pip install 'omnivchat[hf]'"
@@ -494,14 +502,14 @@ def test_the_datasets_library_save_to_disk_is_read(clips: Path, tmp_path: Path) 
     put_clip(data, clips)
     mapping = "question=Question,answer=Answer,video=video_path,audio=sound,category=Type,qid=id"
     # a row with both a clip and a sound is refused (byo takes one); keep the sound row audio-only
-    loaded_problem = problem(Source(data=data, columns=mapping, split="test"))
+    loaded_problem = problem(Source(data=data, options={"columns": mapping, "split": "test"}))
     assert "row 2 (qid 'q2'): give exactly one of 'video'" in loaded_problem
     test = test.map(lambda row: {"video_path": None if row["id"] == "q2" else row["video_path"]})
     test = test.map(lambda row: {"requires": ["audio"] if row["id"] == "q2" else row["requires"]})
     fresh = tmp_path / "fresh"
     datasets.DatasetDict({"train": train, "test": test}).save_to_disk(str(fresh))
     put_clip(fresh, clips)
-    loaded = HF.load(Source(data=fresh, columns=mapping, split="test"))
+    loaded = HF.load(Source(data=fresh, options={"columns": mapping, "split": "test"}))
     assert [(i.qid, i.task, i.media_kind) for i in loaded.items] == [
         ("q0", "open", "video"),
         ("q1", "open", "video"),

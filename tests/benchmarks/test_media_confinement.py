@@ -187,7 +187,7 @@ def test_hf_refuses_cell_paths_outside_its_folders_and_keeps_embedded_media(
 
     mapping = "video=video_path"
     with pytest.raises(HfError) as caught:
-        HF.load(Source(data=data, columns=mapping))
+        HF.load(Source(data=data, options={"columns": mapping}))
     lines = str(caught.value).splitlines()
     home = data.resolve()
     assert lines[:3] == [
@@ -198,7 +198,7 @@ def test_hf_refuses_cell_paths_outside_its_folders_and_keeps_embedded_media(
         f"{file}: row 2 (qid 'q2'): video 'videos/link.mp4' is outside {home} (a symlink to {secret}): media must "
         "stay in the dataset's folder (allow one with --media-root)",
     ]
-    allowed = HF.load(Source(data=data, columns=mapping, media_roots=(secret.parent,), limit=4))
+    allowed = HF.load(Source(data=data, media_roots=(secret.parent,), limit=4, options={"columns": mapping}))
     assert [i.media.resolve() for i in allowed.items] == [secret, secret, secret, (data / "videos/red.mp4").resolve()]
     assert allowed.media_roots == (secret.parent,)
 
@@ -208,7 +208,7 @@ def test_hf_refuses_cell_paths_outside_its_folders_and_keeps_embedded_media(
     only_embedded = tmp_path / "embedded"
     (only_embedded / "data").mkdir(parents=True)
     pq.write_table(table.slice(4), str(only_embedded / "data" / "test-00000-of-00001.parquet"))
-    loaded = HF.load(Source(data=only_embedded, columns="video=video"))
+    loaded = HF.load(Source(data=only_embedded, options={"columns": "video=video"}))
     cached = loaded.items[0].media
     assert (
         cached.is_relative_to(_tables.cache_dir() / _tables.EMBEDDED_DIR) and cached.read_bytes() == clip.read_bytes()

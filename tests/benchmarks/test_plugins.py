@@ -98,3 +98,70 @@ def test_a_plugin_that_does_not_load_is_named(plugins: Path) -> None:
     _install(plugins, "labbench_broken", "raise ImportError('no torch here')\n", "broken = labbench_broken:X")
     with pytest.raises(BenchmarkPluginError, match=r"plugin 'broken' of package lab-bench .* no torch here"):
         load_plugins(reload=True)
+
+
+OPTIONS_PLUGIN = """
+from types import MappingProxyType
+
+from omnivchat.benchmarks import OptionsModel, read_options
+
+
+class LabOptions(OptionsModel):
+    split: str = "test"
+    shots: int = 0
+
+
+class OptionsBench:
+    name = "labopts"
+    title = "Lab bench with options of its own"
+    protocols = ("labopts-run-v1",)
+    sampling = {}
+    option_models = MappingProxyType({"load": LabOptions})
+
+    def chance(self, task):
+        return 0.5
+
+    def load(self, source):
+        return read_options(self, "load", source.options, LabOptions)
+
+    def items(self, dataset, options):
+        return []
+
+    def manifest(self, dataset, route, options):
+        return {"protocol": self.protocols[0], "benchmark": self.name}
+
+    def request(self, dataset, item, options, work_dir, meta):
+        raise NotImplementedError
+
+    def score(self, dataset, run_dir, options):
+        raise NotImplementedError
+
+
+BENCHMARK = OptionsBench()
+"""
+
+
+def test_a_plugin_declaring_its_own_options_receives_them_validated(plugins: Path) -> None:
+    from omnivchat.benchmarks import BenchmarkOptionError, OwnOptions, Source, check_options
+
+    _install(plugins, "labbench_options", OPTIONS_PLUGIN, "labopts = labbench_options:BENCHMARK", dist="lab-opts")
+    load_plugins(reload=True)
+    bench = get_benchmark("labopts")
+    assert isinstance(bench, OwnOptions)
+    loaded = bench.load(Source(data=plugins, options={"split": "dev", "shots": 3}))
+    assert type(loaded).__name__ == "LabOptions" and (loaded.split, loaded.shots) == ("dev", 3)
+    assert bench.load(Source(data=plugins)).split == "test"  # its own default
+    with pytest.raises(BenchmarkOptionError, match=r"^labopts: --split \(eval\): Input should be a valid string"):
+        bench.load(Source(data=plugins, options={"split": ["dev"]}))
+    with pytest.raises(BenchmarkOptionError, match=r"^labopts does not take --asr \(score\): it takes no options"):
+        check_options(bench, "score", {"asr": "whisper"})
+    # Through the CLI: a flag it does not take is refused naming it and what it takes, before anything is written.
+    refused = runner.invoke(
+        app,
+        ["eval", "--benchmark", "labopts", "--data", str(plugins), "--model", "sim:healthy", "--columns", "q=Q",
+         "-o", str(plugins / "run")],
+        env={"COLUMNS": "250"},
+    )  # fmt: skip
+    assert refused.exit_code != 0 and not (plugins / "run").exists()
+    said = " ".join(refused.output.split())
+    assert "labopts does not take --columns (eval): it takes --split, --shots" in said

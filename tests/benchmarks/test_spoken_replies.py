@@ -142,7 +142,7 @@ def test_the_band_is_beside_the_accuracy_never_subtracted(spoken_run: Path, tmp_
     put_transcripts(run_dir, {"q1": "Red.", "q2": "One.", "q3": "It's on the right.", "m1": "The answer is A."})
     result = runner.invoke(app, ["score", str(run_dir), "--asr-wer", "0.1"], env=WIDE)
     assert result.exit_code == 0, result.output
-    scores = BYO.score(None, run_dir, ScoreOptions(asr_wer=0.1))
+    scores = BYO.score(None, run_dir, ScoreOptions(options={"asr_wer": 0.1}))
     spoken = scores.metrics[SPOKEN_METRIC]
     # The accuracy is as measured from the transcripts: 3 of 4 (q3 heard "right"), with no band taken off it.
     assert scores.metrics["overall"]["accuracy"] == 0.75 and spoken["accuracy"] == 0.75
@@ -182,7 +182,7 @@ def test_a_failed_transcription_is_not_transcribed_and_the_band_needs_a_wer(spok
         and "40 sentences spoken by omnivchat's TTS, 95% CI 0.100-0.300" in spoken["wer_source"]
     )
     # --asr-wer overrides it.
-    assert BYO.score(None, run_dir, ScoreOptions(asr_wer=0.05)).metrics[SPOKEN_METRIC]["wer"] == 0.05
+    assert BYO.score(None, run_dir, ScoreOptions(options={"asr_wer": 0.05})).metrics[SPOKEN_METRIC]["wer"] == 0.05
 
 
 def test_an_unknown_asr_id_is_one_clear_error(spoken_run: Path, tmp_path: Path) -> None:

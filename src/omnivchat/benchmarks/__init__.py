@@ -32,6 +32,13 @@ from omnivchat.benchmarks._generic import (
     save_scores,
     status,
 )
+from omnivchat.benchmarks._options import (
+    BenchmarkOptionError,
+    OptionsModel,
+    OwnOptions,
+    check_options,
+    read_options,
+)
 from omnivchat.benchmarks._protocol import (
     Benchmark,
     Declared,
@@ -77,6 +84,7 @@ __all__ = [
     "SPOKEN_METRIC",
     "Benchmark",
     "BenchmarkExport",
+    "BenchmarkOptionError",
     "BenchmarkPluginError",
     "Declared",
     "DeclaresItems",
@@ -88,8 +96,10 @@ __all__ = [
     "JudgeOutcome",
     "Judged",
     "MediaRoots",
+    "OptionsModel",
     "OtherDirectories",
     "OwnFormats",
+    "OwnOptions",
     "RunOptions",
     "ScoreOptions",
     "ScoreReport",
@@ -107,6 +117,7 @@ __all__ = [
     "avodyssey",
     "benchmark_of",
     "byo",
+    "check_options",
     "dailyomni",
     "estimate",
     "evaluate",
@@ -119,6 +130,7 @@ __all__ = [
     "omnibench",
     "package_of",
     "read_export",
+    "read_options",
     "read_run_manifest",
     "register",
     "registered",

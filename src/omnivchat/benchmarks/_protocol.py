@@ -61,9 +61,8 @@ class Source:
     tasks: tuple[str, ...] | None = None
     limit: int | None = None
     prompts: Path | None = None  # the benchmark's prompt file(s): a system prompt, or prompt cards
-    columns: str | None = None  # a table's column mapping, "question=Question,answer=Answer" (hf)
-    split: str | None = None  # a dataset's split (hf)
     media_roots: tuple[Path, ...] = ()  # folders media may also come from, besides the data's own (byo, hf)
+    options: dict[str, Any] = field(default_factory=dict)  # the benchmark's own (hf: columns, split): OwnOptions
 
 
 @dataclass(frozen=True)
@@ -99,12 +98,9 @@ class ScoreOptions:
     config: JudgesConfig = field(default_factory=JudgesConfig)
     panel: list[str] = field(default_factory=list)
     aggregate: Aggregate = "mean"
-    style_judge: str | None = None
-    judging: Path | None = None  # where a benchmark that judges into a separate directory put its verdicts
-    asr: str | None = None  # spoken replies: the ASR whose transcripts are scored (its id; None: the only one)
-    asr_wer: float | None = None  # spoken replies: the ASR's word error rate for the band (None: the measured one)
     data: Path | None = None  # the run's data, when not the one it recorded (``score --bench``)
-    delivered_only: bool = False  # leave out the items human inspection rejected after the run
+    # The benchmark's own (SocialOmni: judging; byo, hf: asr, asr_wer; native: style_judge, delivered_only).
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -146,17 +142,14 @@ class JudgeOptions:
     panel: str | None = None
     members: list[str] | None = None  # the judges to ask, named one by one (instead of a panel's name)
     only_judge: str | None = None
-    style_judge: str | None = None
-    prompt: Path | None = None
-    style_prompt: Path | None = None
-    contexts: Path | None = None  # a benchmark's judging inputs (SocialOmni: judge-contexts.json)
-    aliases: list[str] | None = None
-    output: Path | None = None  # a separate judging directory, for a benchmark that keeps one
+    prompt: Path | None = None  # the judge's prompt, replaced (native, SocialOmni)
     max_attempts: int = 4
     progress: bool = True
     budget_usd: float | None = None  # the run directory's total spending limit (docs/costs.md)
     dry_run: bool = False  # send nothing: the outcome carries the estimate (``JudgeOutcome.dry_run``)
     no_key: bool = False  # every judge sends no key (``--no-key``); ``config`` is already keyless then
+    # The benchmark's own (SocialOmni: contexts, output; native: style_judge, style_prompt, aliases).
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 class JudgeOutcome(BaseModel):
@@ -178,7 +171,8 @@ class Benchmark(Protocol[D]):
     :class:`Judged` (verdicts through the judge engine), :class:`TaskSummary` (a file kept up to date per task),
     :class:`ScoreSummary` (a table of its own for ``omnivchat score``), :class:`StatedChance`, :class:`MediaRoots`,
     :class:`SpokenReplies`, :class:`DeclaresItems`, :class:`ExportsMore`, :class:`OtherDirectories`,
-    :class:`OwnFormats`."""
+    :class:`OwnFormats`, :class:`OwnOptions` (options of its own, validated by its pydantic model before any work; a
+    benchmark without it takes none)."""
 
     name: str
     """The registry name, recorded in the manifest of every run (``omnivchat benchmarks`` lists them)."""

@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from omnivchat.benchmarks._options import check_options
 from omnivchat.benchmarks._protocol import Benchmark, Item, RunOptions, Source, SpokenReplies, TaskSummary
 from omnivchat.benchmarks._registry import registered
 from omnivchat.benchmarks._spoken import SpokenError
@@ -88,6 +89,7 @@ def evaluate(
     """Send every item of ``dataset`` through ``route`` into ``run_dir``, task after task, with the benchmark's
     manifest (resuming an identical run: completed replies reused, failures retried, attempts kept).
     ``budget_usd``: the run's total spending limit (see :func:`omnivchat.runs.run_tasks_async`)."""
+    check_options(benchmark, "load", source.options)  # an option it does not take: refused before any request
     run_dir = Path(run_dir)
     manifest, work = _work(benchmark, dataset, route, run_dir, options)
     summary = benchmark if isinstance(benchmark, TaskSummary) else None

@@ -24,10 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from omnivchat._files import read_model
 from omnivchat._progress import progress_bar
 from omnivchat.asr import WER_FILE, Asr, AsrWerFile, asr_id, asr_label, transcribe_file
-from omnivchat.benchmarks._protocol import ScoreOptions
+from omnivchat.benchmarks._options import OptionsModel
 from omnivchat.benchmarks._registry import read_run_manifest
 from omnivchat.errors import OmnivchatError
 from omnivchat.judges import ItemResult
@@ -137,6 +139,17 @@ def _transcribe(asr: Asr, path: Path, language: str) -> tuple[str | None, str | 
         return None, str(err)
 
 
+class SpokenScoreOptions(OptionsModel):
+    """The scoring options of a benchmark that scores spoken replies (byo, hf): ``score --asr``, ``--asr-wer``."""
+
+    asr: str | None = Field(
+        default=None, description="The ASR whose transcripts are scored (its id; None: the only one)."
+    )
+    asr_wer: float | None = Field(
+        default=None, ge=0, description="The ASR's WER for the band (None: the measured one)."
+    )
+
+
 @dataclass
 class SpokenScoring:
     """What scoring a run's spoken replies needs: the ASR whose transcripts count, the WER for the band and where
@@ -154,7 +167,7 @@ class SpokenScoring:
     scores: list[float] = field(default_factory=list)
 
     @classmethod
-    def open(cls, run_dir: Path, store: RunStore, options: ScoreOptions) -> SpokenScoring:
+    def open(cls, run_dir: Path, store: RunStore, options: SpokenScoreOptions) -> SpokenScoring:
         """Read the run's ASRs and measured WER (RUN/asr-wer.json); choose the ASR: ``options.asr`` (an id or
         its first characters), else the one the WER was measured for, else the only one."""
         run_dir = Path(run_dir)

@@ -40,6 +40,7 @@ from omnivchat.benchmarks._choice import (
     parse_strict,
 )
 from omnivchat.benchmarks._generic import manifest_tasks, scores_of
+from omnivchat.benchmarks._options import Phase, read_options
 from omnivchat.benchmarks._protocol import (
     Item,
     ItemResult,
@@ -49,7 +50,7 @@ from omnivchat.benchmarks._protocol import (
     Source,
 )
 from omnivchat.benchmarks._registry import register
-from omnivchat.benchmarks._spoken import SPOKEN_METRIC, SpokenScoring
+from omnivchat.benchmarks._spoken import SPOKEN_METRIC, SpokenScoreOptions, SpokenScoring
 from omnivchat.errors import OmnivchatError
 from omnivchat.routes import ChatRequest, Route, SimOracle
 from omnivchat.runs import STORE_FILE, RunStore, package_record, route_identity
@@ -317,6 +318,8 @@ class ByoBench:
     """Its scores read a spoken reply's ASR transcript (eval --reply-audio; :mod:`omnivchat.benchmarks._spoken`)."""
     takes_media_roots: Literal[True] = True
     """Its items' media stay in the data's folder unless ``Source.media_roots`` (--media-root) allows another."""
+    option_models: Mapping[Phase, type[BaseModel]] = MappingProxyType({"score": SpokenScoreOptions})
+    """Its own options (:class:`omnivchat.benchmarks.OwnOptions`): ``score --asr``, ``--asr-wer``."""
 
     def chance(self, task: str) -> float:
         if task.startswith("mc") and task[2:].isdigit() and int(task[2:]) > 0:
@@ -378,13 +381,14 @@ class ByoBench:
         is scored from its ASR transcript, with the ASR error band beside the accuracy (see
         :mod:`omnivchat.benchmarks._spoken`); one without a transcript is "not transcribed": unscored, counted, the
         run incomplete."""
+        own = read_options(self, "score", options.options, SpokenScoreOptions)  # before the store is opened
         run_dir = Path(run_dir)
         results: list[ItemResult] = []
         lenient: list[float] = []
         lenient_unparsed = 0
         path = run_dir / STORE_FILE
         with RunStore(path, read_only=True) as store:
-            spoken = SpokenScoring.open(run_dir, store, options)
+            spoken = SpokenScoring.open(run_dir, store, own)
             for task, keys in manifest_tasks(run_dir).items():
                 for key in keys:
                     row = store.item(key, task)

@@ -23,14 +23,20 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
+
+from pydantic import BaseModel, Field
 
 from omnivchat.benchmarks import _tables
 from omnivchat.benchmarks._choice import LETTERS
+from omnivchat.benchmarks._options import OptionsModel, Phase, read_options
 from omnivchat.benchmarks._protocol import RunOptions, Source
 from omnivchat.benchmarks._registry import register
+from omnivchat.benchmarks._spoken import SpokenScoreOptions
 from omnivchat.benchmarks.byo import STREAMS, ByoBench, ByoData, items_from_rows, select_items
 from omnivchat.errors import OmnivchatError
 from omnivchat.routes import Route
@@ -239,13 +245,22 @@ class HfData(ByoData):
     revision: str | None = None
 
 
+class HfSourceOptions(OptionsModel):
+    """hf's own options of a run (``eval --columns``, ``--split``)."""
+
+    columns: str | None = Field(default=None, description='The column mapping, "question=Question,answer=Answer".')
+    split: str | None = Field(default=None, description="The dataset's split (config/split where there are several).")
+
+
 def load_hf(source: Source) -> HfData:
-    """Read one split of the local dataset at ``source.data`` with ``source.columns``, validate every row as byo
-    does, and hash the table files read; every problem is listed (up to :data:`MAX_PROBLEMS`), naming file and row.
-    With ``source.limit`` and no ``source.tasks`` only the first rows are read (their files are still hashed)."""
-    given = parse_columns(source.columns)  # a mistyped mapping is reported before any file is read
+    """Read one split of the local dataset at ``source.data`` with its ``columns`` (:class:`HfSourceOptions`),
+    validate every row as byo does, and hash the table files read; every problem is listed (up to
+    :data:`MAX_PROBLEMS`), naming file and row. With ``source.limit`` and no ``source.tasks`` only the first rows
+    are read (their files are still hashed)."""
+    own = read_options(HF, "load", source.options, HfSourceOptions)  # before any file is read
+    given = parse_columns(own.columns)  # a mistyped mapping is reported before any file is read
     dataset = _tables.find_dataset(source.data)
-    split, files = dataset.split(source.split)
+    split, files = dataset.split(own.split)
     available = _tables.table_columns(files[0])
     columns = resolve_columns(given, available, files[0])
     read = sorted(set(columns.columns.values()))
@@ -319,6 +334,11 @@ class HfBench(ByoBench):
         "--columns mapping byo's fields; scored as byo"
     )
     protocols: tuple[str, ...] = (PROTOCOL,)
+    option_models: Mapping[Phase, type[BaseModel]] = MappingProxyType(
+        {"load": HfSourceOptions, "score": SpokenScoreOptions}
+    )
+    """Its own options (:class:`omnivchat.benchmarks.OwnOptions`): ``eval --columns``, ``--split``; as byo's for
+    ``score``."""
 
     def load(self, source: Source) -> HfData:
         return load_hf(source)

@@ -15,8 +15,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from omnivchat._files import check_output_dir
 from omnivchat.benchmarks._generic import scores_of
+from omnivchat.benchmarks._options import OptionsModel, Phase, read_options
 from omnivchat.benchmarks._protocol import (
     Declared,
     ExportExtras,
@@ -63,6 +66,19 @@ CHANCE = {"who": 0.25, "when": 0.5, "how": 0.0}
 JUDGING = "judging"  # the default judging directory, inside the run
 
 
+class SocialOmniJudgeOptions(OptionsModel):
+    """SocialOmni's own judging options (``judge --contexts``, ``--output``)."""
+
+    contexts: Path | None = Field(default=None, description="The judging inputs (judge-contexts.json).")
+    output: Path | None = Field(default=None, description="The judging directory (default RUN/judging).")
+
+
+class SocialOmniScoreOptions(OptionsModel):
+    """SocialOmni's own scoring option (``score --judging``)."""
+
+    judging: Path | None = Field(default=None, description="The judging directory (default RUN/judging).")
+
+
 @dataclass(frozen=True)
 class SocialOmniData:
     """The validated items of the chosen tasks, and what a run records of them."""
@@ -80,6 +96,11 @@ class SocialOmniBench:
     name = "socialomni"
     title = "SocialOmni: Who (who speaks, 4-way), When (interrupt now?, YES/NO), How (what to say, judged 0-100)"
     protocols: tuple[str, ...] = (PROTOCOL, PROTOCOL + "-judging")
+    option_models: Mapping[Phase, type[BaseModel]] = MappingProxyType(
+        {"judge": SocialOmniJudgeOptions, "score": SocialOmniScoreOptions}
+    )
+    """Its own options (:class:`omnivchat.benchmarks.OwnOptions`): ``judge --contexts``, ``--output``; ``score
+    --judging``."""
     sampling: Mapping[str, Any] = MappingProxyType({**GENERATION, "max_tokens": 8192})
     chance_levels = ", ".join(f"{task} {level:g}" for task, level in CHANCE.items()) + " (How is judged)"
 
@@ -141,7 +162,8 @@ class SocialOmniBench:
         manifest = read_manifest(run_dir)
         records = candidate_records(run_dir)
         summary = summarize(run_dir, records)
-        judged = _judge_scores(options.judging or run_dir / JUDGING, manifest)
+        own = read_options(self, "score", options.options, SocialOmniScoreOptions)
+        judged = _judge_scores(own.judging or run_dir / JUDGING, manifest)
         items: list[ItemResult] = []
         declared = list(manifest.source_media_sha256 or {})
         for key in declared:
@@ -160,13 +182,14 @@ class SocialOmniBench:
         """The How panel's verdicts through the judge engine, into a judging directory (default RUN/judging):
         ``dry_run`` estimates and sends nothing, ``budget_usd`` caps the judging directory's spending, and
         verdicts stored there are reused. A partial panel leaves How quality null (``complete`` False)."""
-        if options.contexts is None or options.judges_file is None:
+        own = read_options(self, "judge", options.options, SocialOmniJudgeOptions)
+        if own.contexts is None or options.judges_file is None:
             raise SocialOmniError("socialomni judging needs --contexts (judge-contexts.json) and --judges")
-        out = options.output or run_dir / JUDGING
+        out = own.output or run_dir / JUDGING
         check_output_dir(out, ours=lambda d: (d / "manifest.json").is_file(), kind="a SocialOmni judging directory")
         template, template_sha = load_judge_template(options.prompt)
         panel = options.panel or DEFAULT_PANEL
-        inputs = (run_dir, options.contexts, options.judges_file, panel, out)
+        inputs = (run_dir, own.contexts, options.judges_file, panel, out)
         if options.dry_run:
             dry = estimate_judging(*inputs, template=template, template_sha=template_sha, only_judge=options.only_judge)
             return JudgeOutcome(where=out, dry_run=dry)

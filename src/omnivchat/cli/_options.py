@@ -287,6 +287,12 @@ def media_roots(benchmark: str, given: list[Path] | None) -> tuple[Path, ...]:
     return roots
 
 
+def given_options(**flags: object) -> dict[str, Any]:
+    """A benchmark's own options as given on the command line: the flags given (not None), by name; the benchmark
+    validates them (``omnivchat.benchmarks.check_options``)."""
+    return {name: value for name, value in flags.items() if value is not None}
+
+
 ColumnsOption = Annotated[
     str | None,
     typer.Option(

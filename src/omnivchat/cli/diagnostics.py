@@ -23,6 +23,7 @@ from omnivchat.cli._options import (
     SplitOption,
     aggregate_choice,
     check_choice,
+    given_options,
     media_roots,
     panel_members,
     route_options,
@@ -157,7 +158,7 @@ def ablate_command(
     be) on the same data and judges; it stops the grid if any check fails. The prior floor is checked before any
     fusion gain is reported: when the lower 95% bound of 'neither' exceeds chance + --floor-margin, no gain is given.
     """
-    from omnivchat.benchmarks import Source, get_benchmark
+    from omnivchat.benchmarks import Source, check_options, get_benchmark
     from omnivchat.diagnostics.grid import check_judges, grid_tasks, run_grid, self_check, write_ablation
     from omnivchat.judges import RULE_JUDGE, load_judges
 
@@ -172,10 +173,10 @@ def ablate_command(
         tasks=(task,) if task else None,
         limit=limit,
         prompts=system_prompt,
-        columns=columns,
-        split=split,
         media_roots=media_roots(benchmark, media_root),
+        options=given_options(columns=columns, split=split),
     )
+    check_options(the_benchmark, "load", source.options)  # an option it does not take: refused before anything
     dataset = the_benchmark.load(source)
     config = load_judges(judges)
     members = panel_members(config, panel, judges)

@@ -19,6 +19,7 @@ from omnivchat.cli._options import (
     OnlyJudgeOption,
     ProgressOption,
     aggregate_choice,
+    given_options,
     note_placeholder_judges,
     panel_members,
 )
@@ -83,7 +84,7 @@ def judge_command(
     caps the run directory's total spending (the model's requests count too; a judge needs a price in the judges
     file): verdicts past it are not asked (exit status 3), and a rerun with a larger budget resumes.
     """
-    from omnivchat.benchmarks import Judged, JudgeOptions, benchmark_of
+    from omnivchat.benchmarks import Judged, JudgeOptions, benchmark_of, check_options
     from omnivchat.cli.runs import BUDGET_EXIT, print_dry_run
     from omnivchat.judges import RULE_JUDGE, load_judges
 
@@ -106,18 +107,21 @@ def judge_command(
         judges_file=judges,
         panel=panel,
         only_judge=only_judge,
-        style_judge=style_judge,
         prompt=prompt,
-        style_prompt=style_prompt,
-        contexts=contexts,
-        aliases=[a.strip() for a in aliases.split(",")] if aliases else None,
-        output=output,
         max_attempts=max_attempts,
         progress=progress,
         budget_usd=budget,
         dry_run=dry_run,
         no_key=no_key,
+        options=given_options(
+            contexts=contexts,
+            output=output,
+            style_judge=style_judge,
+            style_prompt=style_prompt,
+            aliases=[a.strip() for a in aliases.split(",")] if aliases else None,
+        ),
     )
+    check_options(benchmark, "judge", options.options)  # an option it does not take: refused before anything
     if not isinstance(benchmark, Judged):  # its replies are scored as they are: there is nothing to ask
         said = f"{benchmark.name} needs no judges: `omnivchat score {run_dir}` scores its replies"
         console.print(said, highlight=False, markup=False)
@@ -183,9 +187,8 @@ def score_run(
         config=config,
         panel=members,
         aggregate=how,
-        style_judge=style_judge,
         data=bench,
-        delivered_only=delivered_only,
+        options=given_options(style_judge=style_judge, delivered_only=delivered_only or None),
     )
     report = benchmark.score_summary(run_dir, options)
     for table in report.tables:
@@ -346,9 +349,13 @@ def score_command(
         values = row.model_dump()
     else:
         assert run_dir is not None
-        from omnivchat.benchmarks import ScoreSummary, benchmark_of
+        from omnivchat.benchmarks import ScoreSummary, benchmark_of, check_options
 
         benchmark = benchmark_of(run_dir)
+        own = given_options(
+            judging=judging, asr=asr, asr_wer=asr_wer, style_judge=style_judge, delivered_only=delivered_only or None
+        )
+        check_options(benchmark, "score", own)  # an option it does not take: refused before anything
         if isinstance(benchmark, ScoreSummary):  # its own table (the native one: its Table 1 row, as the paper prints)
             name, values = score_run(
                 run_dir,
@@ -362,27 +369,20 @@ def score_command(
                 benchmark=benchmark,
             )
         else:
-            if delivered_only:
-                raise fail(f"--delivered-only is for a run on an omnivchat bench; {run_dir} is a {benchmark.name} run")
-            name, values = score_benchmark_run(benchmark, run_dir, judging, allow_incomplete, asr=asr, asr_wer=asr_wer)
+            name, values = score_benchmark_run(benchmark, run_dir, own, allow_incomplete)
     if output is not None:
         write_text_atomic(output, json.dumps({"bench": name, **values}, indent=2) + "\n")
         console.print(f"wrote {output}")
 
 
 def score_benchmark_run(
-    benchmark: Benchmark[Any],
-    run_dir: Path,
-    judging: Path | None,
-    allow_incomplete: bool,
-    *,
-    asr: str | None = None,
-    asr_wer: float | None = None,
+    benchmark: Benchmark[Any], run_dir: Path, own: dict[str, Any], allow_incomplete: bool
 ) -> tuple[str, dict[str, Any]]:
-    """Score a run of any benchmark through its protocol: print its metrics, write RUN_DIR/scores.json."""
+    """Score a run of any benchmark through its protocol: print its metrics, write RUN_DIR/scores.json. ``own``:
+    the benchmark's own options (``--judging``, ``--asr``, ``--asr-wer`` as given)."""
     from omnivchat.benchmarks import SPOKEN_METRIC, ScoreOptions, save_scores
 
-    options = ScoreOptions(judging=judging, asr=asr, asr_wer=asr_wer)
+    options = ScoreOptions(options=own)
     scores = benchmark.score(None, run_dir, options)
     console.print(f"[bold]{benchmark.name}[/] run {run_dir}")
     for line in metric_lines(scores.metrics):

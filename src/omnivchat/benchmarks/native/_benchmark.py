@@ -7,7 +7,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from pydantic import BaseModel
+
 from omnivchat.bench import SUBCATEGORIES, Bench, load_bench
+from omnivchat.benchmarks._options import Phase, read_options
 from omnivchat.benchmarks._protocol import (
     Declared,
     ExportExtras,
@@ -24,6 +27,7 @@ from omnivchat.benchmarks._protocol import (
 from omnivchat.benchmarks._registry import register
 from omnivchat.benchmarks.native._files import NATIVE_BENCHMARK, RunManifest
 from omnivchat.benchmarks.native._judging import collect_scores, estimate_judging, judge_run, run_bench
+from omnivchat.benchmarks.native._options import NativeJudgeOptions, NativeScoreOptions
 from omnivchat.benchmarks.native._run import build_manifest, build_request
 from omnivchat.benchmarks.native._scores import item_records, write_scores_file
 from omnivchat.benchmarks.native._status import declared, export_extras
@@ -42,6 +46,11 @@ class OmniVChatBench:
     title = "OmniVChat-Bench format: questions spoken in clips, tiered gated rubrics (Eq. 1-2), Table 1"
     protocols: tuple[str, ...] = (PROTOCOL,)
     sampling: Mapping[str, Any] = MappingProxyType({})  # the user's, as given
+    option_models: Mapping[Phase, type[BaseModel]] = MappingProxyType(
+        {"judge": NativeJudgeOptions, "score": NativeScoreOptions}
+    )
+    """Its own options (:class:`omnivchat.benchmarks.OwnOptions`): ``judge --style-judge``, ``--style-prompt``,
+    ``--aliases``; ``score --style-judge``, ``--delivered-only``."""
 
     def chance(self, task: str) -> float:
         return 0.0  # a guess meets no rubric tier
@@ -82,15 +91,16 @@ class OmniVChatBench:
         )
 
     def score(self, dataset: Bench | None, run_dir: Path, options: ScoreOptions) -> Scores:
+        own = read_options(self, "score", options.options, NativeScoreOptions)
         dataset = dataset if dataset is not None else run_bench(run_dir, None)
         items = collect_scores(
             run_dir,
             dataset,
             options.panel or ["rule"],
             aggregate=options.aggregate,
-            style_judge=options.style_judge,
+            style_judge=own.style_judge,
         )
-        row = table1_row([i.scored_reply() for i in items], style_graded=options.style_judge is not None)
+        row = table1_row([i.scored_reply() for i in items], style_graded=own.style_judge is not None)
         results = [
             ItemResult(
                 key=i.item_id,
@@ -108,14 +118,14 @@ class OmniVChatBench:
             "bench": {"name": dataset.info.name, "version": dataset.info.version},
             "panel": options.panel or ["rule"],
             "aggregate": options.aggregate,
-            "style_judge": options.style_judge,
+            "style_judge": own.style_judge,
         }
         return Scores(
             benchmark=self.name, items=results, metrics=metrics, complete=row.complete, incomplete=row.incompleteness()
         )
 
     def score_summary(self, run_dir: Path, options: ScoreOptions) -> ScoreReport:
-        return score_summary(run_dir, options)
+        return score_summary(run_dir, options, read_options(self, "score", options.options, NativeScoreOptions))
 
     def save_scores(self, run_dir: Path, scores: Scores) -> Path:
         m = scores.metrics
@@ -132,17 +142,18 @@ class OmniVChatBench:
         )
 
     def judge(self, dataset: Bench | None, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
+        own = read_options(self, "judge", options.options, NativeJudgeOptions)
         dataset = dataset if dataset is not None else run_bench(run_dir, options.data)
         if options.only_judge:
             names = [options.only_judge]
         else:
             names = options.members if options.members is not None else options.config.panel(options.panel)
-        prompts = JudgePrompts(rubric=options.prompt, style=options.style_prompt)
+        prompts = JudgePrompts(rubric=options.prompt, style=own.style_prompt)
         chosen = [n for n in names if n != "rule"]
         if options.dry_run:
             _, dry = estimate_judging(
                 run_dir, dataset, options.config, chosen,
-                prompts=prompts, style_judge=options.style_judge, aliases=options.aliases,
+                prompts=prompts, style_judge=own.style_judge, aliases=own.aliases,
             )  # fmt: skip
             return JudgeOutcome(where=run_dir / "store.sqlite", dry_run=dry)
         report = judge_run(
@@ -151,8 +162,8 @@ class OmniVChatBench:
             options.config,
             chosen,
             prompts=prompts,
-            style_judge=options.style_judge,
-            aliases=options.aliases,
+            style_judge=own.style_judge,
+            aliases=own.aliases,
             max_attempts=options.max_attempts,
             progress=options.progress,
             budget_usd=options.budget_usd,

@@ -9,6 +9,7 @@ from typing import Any
 from omnivchat.bench import InspectionDecision
 from omnivchat.benchmarks._protocol import ScoreOptions, ScoreReport, ScoreTable
 from omnivchat.benchmarks.native._judging import collect_scores, run_bench
+from omnivchat.benchmarks.native._options import NativeScoreOptions
 from omnivchat.benchmarks.native._scores import prompt_labels, write_scores
 from omnivchat.judges import RULE_JUDGE
 from omnivchat.scoring import TABLE1_COLUMNS, Table1Row, table1_row
@@ -40,14 +41,15 @@ def rejected_note(rejected: dict[str, InspectionDecision], delivered_only: bool)
     return f"{len(rejected)} of this run's instance(s) rejected by inspection since the run: {named}; {how}"
 
 
-def score_summary(run_dir: Path, options: ScoreOptions) -> ScoreReport:
-    """Table 1 row of a run under a panel (``options.panel``, the rule judge when empty), from stored verdicts.
+def score_summary(run_dir: Path, options: ScoreOptions, own: NativeScoreOptions) -> ScoreReport:
+    """Table 1 row of a run under a panel (``options.panel``, the rule judge when empty), from stored verdicts;
+    ``own``: the style judge and whether only the delivered instances count.
 
     Items are counted against the bench: a run with items that have no reply is incomplete (scores.json is written
     either way, marked incomplete)."""
     members = options.panel or [RULE_JUDGE]
-    aggregate, style_judge = options.aggregate, options.style_judge
-    bench = run_bench(run_dir, options.data, delivered_only=options.delivered_only)
+    aggregate, style_judge = options.aggregate, own.style_judge
+    bench = run_bench(run_dir, options.data, delivered_only=own.delivered_only)
     items = collect_scores(run_dir, bench, members, aggregate=aggregate, style_judge=style_judge)
     row = table1_row([i.scored_reply() for i in items], style_graded=style_judge is not None)
     title = f"Table 1 row: {bench.info.name}, panel {'+'.join(members)} ({aggregate})"
@@ -65,7 +67,7 @@ def score_summary(run_dir: Path, options: ScoreOptions) -> ScoreReport:
             kind = item.failure or "unscored"
             report.unscored[kind] = report.unscored.get(kind, 0) + 1
             report.first_unscored.setdefault(kind, f"{item.item_id}: {item.reason}")
-    note = rejected_note(bench.rejected, options.delivered_only)
+    note = rejected_note(bench.rejected, own.delivered_only)
     if note is not None:
         report.notes.append(note)
     incomplete = row.incompleteness()
