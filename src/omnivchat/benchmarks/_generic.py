@@ -1,7 +1,7 @@
 """What any benchmark's run directory can be asked: its status (per task: done, failed, not run), an export of
-every record, read without changing anything, and its scores.json. Written once here for every benchmark; one
-whose run directories keep files of their own form (the native Table 1 counts, SocialOmni's fixed denominators)
-implements :class:`omnivchat.benchmarks.OwnFormats`."""
+every record, read without changing anything, and its scores.json. Written once here for every benchmark (one
+scores schema for all); one whose run directories keep status and export files of their own form (the native
+Table 1 counts, SocialOmni's fixed denominators) implements :class:`omnivchat.benchmarks.OwnFormats`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pydantic import Field
 
 from omnivchat._files import FileModel
 from omnivchat.benchmarks._protocol import OwnFormats
-from omnivchat.benchmarks._registry import benchmark_of, get_benchmark, read_run_manifest
+from omnivchat.benchmarks._registry import benchmark_of, read_run_manifest
 from omnivchat.judges import ItemResult, Scores, write_benchmark_scores
 from omnivchat.runs import (
     STORE_FILE,
@@ -82,10 +82,8 @@ def export(run_dir: Path, *, judging: Path | None = None, allow_incomplete: bool
 
 
 def save_scores(run_dir: Path, scores: Scores) -> Path:
-    """Write ``scores`` as RUN_DIR/scores.json in the form reports read; returns the path."""
-    benchmark = get_benchmark(scores.benchmark)
-    if isinstance(benchmark, OwnFormats):
-        return benchmark.save_scores(run_dir, scores)
+    """Write ``scores`` as RUN_DIR/scores.json in the one form every benchmark's takes (schema
+    omnivchat-benchmark-scores-v1, the form reports read); returns the path."""
     return write_benchmark_scores(run_dir, scores)
 
 

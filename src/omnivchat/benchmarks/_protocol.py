@@ -269,14 +269,10 @@ class MediaRoots(Protocol):
 
 @runtime_checkable
 class OwnFormats(Protocol):
-    """A benchmark whose run directories keep files of their own form (the native Table 1 scores and export,
-    SocialOmni's): read and written by it. Every other benchmark's are the shared ones
-    (:func:`omnivchat.benchmarks.status`, :func:`~omnivchat.benchmarks.export`,
-    :func:`~omnivchat.benchmarks.save_scores`)."""
-
-    def save_scores(self, run_dir: Path, scores: Scores) -> Path:
-        """Write ``scores`` as RUN_DIR/scores.json in the form reports read; returns the path."""
-        ...
+    """A benchmark whose run directories keep files of their own form (the native Table 1 counts and export,
+    SocialOmni's): read by it. Every other benchmark's are the shared ones (:func:`omnivchat.benchmarks.status`,
+    :func:`~omnivchat.benchmarks.export`); scores.json has one form for every benchmark
+    (:func:`~omnivchat.benchmarks.save_scores`)."""
 
     def status(self, run_dir: Path) -> RunStatus:
         """What a run directory of this benchmark holds, read without changing anything."""

@@ -34,7 +34,7 @@ from omnivchat.benchmarks.native._judging import (
     run_bench,
 )
 from omnivchat.benchmarks.native._run import bench_identity, build_manifest, build_request, run_eval, run_eval_async
-from omnivchat.benchmarks.native._scores import item_records, prompt_labels, write_scores, write_scores_file
+from omnivchat.benchmarks.native._scores import bench_name, item_records, native_scores, prompt_labels
 from omnivchat.benchmarks.native._status import export, status
 from omnivchat.benchmarks.native._summary import rejected_note, score_summary, table1_table
 
@@ -52,6 +52,7 @@ __all__ = [
     "OmniVChatBench",
     "RunManifest",
     "bench_identity",
+    "bench_name",
     "build_manifest",
     "build_request",
     "clip_uses",
@@ -63,6 +64,7 @@ __all__ = [
     "judge_run",
     "judge_run_async",
     "load_manifest",
+    "native_scores",
     "panel_hits_majority",
     "prompt_labels",
     "read_export",
@@ -73,6 +75,4 @@ __all__ = [
     "score_summary",
     "status",
     "table1_table",
-    "write_scores",
-    "write_scores_file",
 ]
