@@ -221,3 +221,37 @@ def test_the_report_names_a_damaged_scores_file(tmp_path: Path) -> None:
     with pytest.raises(ReportError) as caught:
         build_report([tmp_path], tmp_path / "r.html")
     assert f"{tmp_path / 'scores.json'}: not a valid scores file (table1.AH" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("metrics", "items", "expected"),
+    [
+        ({"qa": {"accuracy": 1.0}}, [], "the scores of a toyqa run, with no Table 1 (metrics.table1)"),
+        ({"table1": {"AH": "high"}}, [], "not a valid Table 1 scores file (table1.AH"),
+        ({"table1": {}}, [{"key": "a", "task": "candidate", "score": 1.0}], "(items.0.id: Field required"),
+    ],
+)
+def test_a_file_without_a_valid_table1_is_one_line_naming_it(
+    tmp_path: Path, metrics: dict[str, Any], items: list[dict[str, Any]], expected: str
+) -> None:
+    """Where a Table 1 is needed (reports, rl curves, the demo): another benchmark's file, or a native one whose
+    Table 1 or item records are damaged, is refused naming the file."""
+    from omnivchat.report import ReportError
+    from omnivchat.report._inputs import Sources, load_run
+    from omnivchat.rl.curves import CurvesError, EvalSpec, read_checkpoint
+
+    data = {"schema": BENCHMARK_SCORES_SCHEMA, "benchmark": "toyqa", "metrics": metrics, "items": items}
+    (tmp_path / "scores.json").write_text(json.dumps(data))
+    for error, read in (
+        (InputError, lambda: read_table1_scores(tmp_path)),
+        (ReportError, lambda: load_run(tmp_path, Sources())),
+        (CurvesError, lambda: read_checkpoint(EvalSpec(set="dev", step=0, path=tmp_path))),
+    ):
+        if error is CurvesError and "no Table 1" in expected:
+            expected_here = "the scores of a toyqa run; rl curves reads OmniVChat runs"
+        else:
+            expected_here = expected
+        with pytest.raises(error) as caught:
+            read()
+        message = str(caught.value)
+        assert str(tmp_path / "scores.json") in message and expected_here in message and "\n" not in message
