@@ -157,7 +157,7 @@ def _run_and_report(tmp_path: Path, bench: Path, system: Path | None, style: Pat
     assert result.exit_code == 0, result.output
     return {
         "score": score_output,
-        "scores": json.loads((run / "scores.json").read_text(encoding="utf-8"))["prompts"],
+        "scores": json.loads((run / "scores.json").read_text(encoding="utf-8"))["metrics"]["prompts"],
         "export": json.loads(exported.read_text(encoding="utf-8"))["extra"]["prompts"],
         "manifest": json.loads((run / "manifest.json").read_text(encoding="utf-8"))["prompt_labels"],
         "show": show.output,

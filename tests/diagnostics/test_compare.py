@@ -97,7 +97,7 @@ def test_compare_two_runs_with_a_failed_item(runs: Runs, tmp_path: Path) -> None
     # The pairs are what `omnivchat score` writes for each run, item by item.
     for run, side in ((runs.blind, "a"), (runs.failing, "b")):
         assert runner.invoke(app, ["score", str(run), "--allow-incomplete"]).exit_code == 0
-        by_id = {i["id"]: i["score"] for i in json.loads((run / "scores.json").read_text())["items"]}
+        by_id = {i["key"]: i["score"] for i in json.loads((run / "scores.json").read_text())["items"]}
         assert {p.key: getattr(p, side) for p in c.pairs} == {k: by_id[k] for k in (p.key for p in c.pairs)}
     # By hand: the video-blind model gets the audio-only ICC item right and the three others wrong; the healthy
     # one gets all four: differences (0, 1, 1, 1), mean 0.75, t = 0.75 / (0.5 / 2) = 3 on 3 df, and the exact

@@ -36,7 +36,7 @@ def test_broken_model_is_caught_and_healthy_is_not(checked_bench, tmp_path):
     assert healthy.n_items_used == 8
     # every condition is a real run directory with its own scores.json
     scores = json.loads((tmp_path / "sim-healthy" / "audio_only" / "scores.json").read_text())
-    assert scores["condition"] == "audio_only" and scores["table1"]["n_scored"] == 8
+    assert scores["condition"] == "audio_only" and scores["metrics"]["table1"]["n_scored"] == 8
     manifest = json.loads((tmp_path / "sim-healthy" / "neither" / "manifest.json").read_text())
     assert manifest["condition"] == "neither:blank"
 

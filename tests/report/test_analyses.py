@@ -122,7 +122,7 @@ def expected_table3(run: Path) -> dict:
     """Table 3 from scores.json by a route of its own: statistics, math and scipy on the items."""
     from scipy.stats import pearsonr, spearmanr, ttest_rel
 
-    items = json.loads((run / "scores.json").read_text())["items"]
+    items = [i["detail"] for i in json.loads((run / "scores.json").read_text())["items"]]
     rows, pairs = [], []
     for singles, multi in PAIRS:
         sides = []

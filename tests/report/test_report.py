@@ -115,7 +115,7 @@ def make_ablation(bench: Bench, model: str, out: Path) -> Path:
     items = {}
     for condition, (label, transform) in transforms.items():
         run_and_score(bench, model, out / condition, label, transform)
-        items[condition] = json.loads((out / condition / "scores.json").read_text())["items"]
+        items[condition] = [i["detail"] for i in json.loads((out / condition / "scores.json").read_text())["items"]]
     by = {c: {i["id"]: i["score"] for i in items[c]} for c in CONDITIONS}
     ids = [i["id"] for i in items["both"] if all(by[c][i["id"]] is not None for c in CONDITIONS)]
     aligned = {c: [by[c][i] for i in ids] for c in CONDITIONS}
@@ -283,7 +283,7 @@ def test_table1_rows_and_failure_counts(inputs: Inputs, report: Path) -> None:
         "sim:healthy · ablation-healthy/both",
         "sim:healthy?prior=0.9",
     ]
-    healthy = json.loads((inputs.healthy / "scores.json").read_text())["table1"]
+    healthy = json.loads((inputs.healthy / "scores.json").read_text())["metrics"]["table1"]
     row = _row(page, "table1", "sim:healthy · healthy")
     assert "bench checked v1 · panel rule" in row[0][0]
     for k, column in enumerate(header[1:13], start=1):

@@ -1,6 +1,7 @@
 """`omnivchat rl curves`: Figure 4, checkpoint selection by development Subcategory Mean, and Appendix E.5 (level
 and change correlations, block means over k checkpoints, the sign test), on scores.json files written by the real
-writer (judges.write_scores_file from judge items and their Table 1 row)."""
+writer (benchmarks.native.native_scores from judge items and their Table 1 row, saved by
+benchmarks.save_scores)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ import typer
 from typer.testing import CliRunner
 
 from omnivchat._files import OutputError
-from omnivchat.benchmarks.native import ItemScore, item_records, write_scores_file
+from omnivchat.benchmarks import save_scores
+from omnivchat.benchmarks.native import ItemScore, native_scores
 from omnivchat.cli._app import Commands
 from omnivchat.cli.rl import rl_app
+from omnivchat.judges import BenchName
 from omnivchat.rl.curves import (
     CURVES_SCHEMA,
     CheckpointScore,
@@ -84,17 +87,8 @@ def write_run(
     ]
     items += [ItemScore(f"f{n}", "SVMR", source, None, None, None, "request: server") for n in range(failed)]
     row = table1_row([i.scored_reply() for i in items])
-    write_scores_file(
-        run_dir,
-        bench={"name": "dev", "version": "1"},
-        panel=["rule"],
-        aggregate="mean",
-        style_judge=None,
-        table1=row,
-        complete=row.complete,
-        incomplete=row.incompleteness(),
-        items=item_records(items),
-    )
+    bench = BenchName(name="dev", version="1")
+    save_scores(run_dir, native_scores(run_dir, bench, items, row, ["rule"], "mean", None))
     return run_dir
 
 

@@ -16,9 +16,11 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from omnivchat.benchmarks.native import ItemScore, item_records, write_scores_file
+from omnivchat.benchmarks import save_scores
+from omnivchat.benchmarks.native import ItemScore, native_scores
 from omnivchat.cli._app import Commands
 from omnivchat.cli.rl import rl_app
+from omnivchat.judges import BenchName
 from omnivchat.rl.curves import (
     CheckpointScore,
     CurvesError,
@@ -157,17 +159,8 @@ def write_run(run_dir: Path, items: Sequence[tuple[str, str, float]]) -> Path:
         for n, (sub, _, score) in enumerate(items)
     ]
     row = table1_row([i.scored_reply() for i in scored])
-    write_scores_file(
-        run_dir,
-        bench={"name": "bench", "version": "1"},
-        panel=["rule"],
-        aggregate="mean",
-        style_judge=None,
-        table1=row,
-        complete=row.complete,
-        incomplete=row.incompleteness(),
-        items=item_records(scored),
-    )
+    bench = BenchName(name="bench", version="1")
+    save_scores(run_dir, native_scores(run_dir, bench, scored, row, ["rule"], "mean", None))
     return run_dir
 
 

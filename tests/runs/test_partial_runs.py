@@ -30,9 +30,9 @@ def test_a_limited_run_is_incomplete_against_the_bench(checked_bench, tmp_path):
     assert "INCOMPLETE" in result.output and "not run: 5" in result.output
     data = json.loads((run_dir / "scores.json").read_text())
     assert data["complete"] is False and data["incomplete"].startswith("incomplete: 5 of 8")
-    table1 = data["table1"]
+    table1 = data["metrics"]["table1"]
     assert (table1["n_instances"], table1["n_scored"], table1["n_not_run"]) == (8, 3, 5)
-    assert sum(i["not_run"] for i in data["items"]) == 5 and len(data["items"]) == 8
+    assert sum(i["detail"]["not_run"] for i in data["items"]) == 5 and len(data["items"]) == 8
 
     accepted = runner.invoke(app, ["score", str(run_dir), "--panel", "rule", "--allow-incomplete"])
     assert accepted.exit_code == 0, accepted.output

@@ -3,7 +3,8 @@ every record (one schema, omnivchat-benchmark-export-v1, for every benchmark), r
 its scores.json. Written once here; what differs per benchmark is a small optional protocol:
 :class:`~omnivchat.benchmarks.DeclaresItems` (the native run counts against its bench's instances),
 :class:`~omnivchat.benchmarks.ExportsMore` (SocialOmni's predictions, judging and metrics) and
-:class:`~omnivchat.benchmarks.OtherDirectories` (SocialOmni's judging directory)."""
+:class:`~omnivchat.benchmarks.OtherDirectories` (SocialOmni's judging directory). scores.json has one schema for
+every benchmark too (omnivchat-benchmark-scores-v1)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,8 @@ from omnivchat.benchmarks._protocol import (
     ExportExtras,
     ExportsMore,
     OtherDirectories,
-    OwnFormats,
 )
-from omnivchat.benchmarks._registry import benchmark_of, get_benchmark, read_run_manifest
+from omnivchat.benchmarks._registry import benchmark_of, read_run_manifest
 from omnivchat.judges import ItemResult, Scores, write_benchmark_scores
 from omnivchat.runs import (
     STORE_FILE,
@@ -114,10 +114,8 @@ def export(run_dir: Path, *, judging: Path | None = None, allow_incomplete: bool
 
 
 def save_scores(run_dir: Path, scores: Scores) -> Path:
-    """Write ``scores`` as RUN_DIR/scores.json in the form reports read; returns the path."""
-    benchmark = get_benchmark(scores.benchmark)
-    if isinstance(benchmark, OwnFormats):
-        return benchmark.save_scores(run_dir, scores)
+    """Write ``scores`` as RUN_DIR/scores.json in the one form every benchmark's takes (schema
+    omnivchat-benchmark-scores-v1, the form reports read); returns the path."""
     return write_benchmark_scores(run_dir, scores)
 
 

@@ -34,7 +34,6 @@ __all__ = [
     "Judged",
     "MediaRoots",
     "OtherDirectories",
-    "OwnFormats",
     "RunOptions",
     "ScoreOptions",
     "ScoreReport",
@@ -171,7 +170,7 @@ class Benchmark(Protocol[D]):
     :class:`Judged` (verdicts through the judge engine), :class:`TaskSummary` (a file kept up to date per task),
     :class:`ScoreSummary` (a table of its own for ``omnivchat score``), :class:`StatedChance`, :class:`MediaRoots`,
     :class:`SpokenReplies`, :class:`DeclaresItems`, :class:`ExportsMore`, :class:`OtherDirectories`,
-    :class:`OwnFormats`, :class:`OwnOptions` (options of its own, validated by its pydantic model before any work; a
+    :class:`OwnOptions` (options of its own, validated by its pydantic model before any work; a
     benchmark without it takes none)."""
 
     name: str
@@ -265,16 +264,6 @@ class MediaRoots(Protocol):
     byo, hf)."""
 
     takes_media_roots: Literal[True]
-
-
-@runtime_checkable
-class OwnFormats(Protocol):
-    """A benchmark whose run directories keep a scores.json of their own form (the native Table 1 scores): written
-    by it. Every other benchmark's is the shared one (:func:`~omnivchat.benchmarks.save_scores`)."""
-
-    def save_scores(self, run_dir: Path, scores: Scores) -> Path:
-        """Write ``scores`` as RUN_DIR/scores.json in the form reports read; returns the path."""
-        ...
 
 
 @dataclass

@@ -33,7 +33,6 @@ from omnivchat.benchmarks._protocol import (
     Source,
 )
 from omnivchat.benchmarks._registry import register
-from omnivchat.judges import write_benchmark_scores
 from omnivchat.routes import ChatRequest, Route, SimOracle
 from omnivchat.runs import RunStatus
 from omnivchat.socialomni import (
@@ -174,9 +173,6 @@ class SocialOmniBench:
         metrics: dict[str, Any] = {task: shown[task] for task in ("who", "when") if task in shown}
         metrics["how_generation"] = shown["how_generation"]
         return scores_of(self.name, items, metrics, [i for i in items if i.ran and i.score is None and i.task != "how"])
-
-    def save_scores(self, run_dir: Path, scores: Scores) -> Path:
-        return write_benchmark_scores(run_dir, scores)
 
     def judge(self, dataset: Any, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
         """The How panel's verdicts through the judge engine, into a judging directory (default RUN/judging):

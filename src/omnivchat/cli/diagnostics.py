@@ -296,7 +296,7 @@ def demo_command(
     """
     from omnivchat.bench import BenchError, load_bench
     from omnivchat.diagnostics.grid import SelfCheckFailed, run_grid, self_check, write_ablation
-    from omnivchat.judges import NativeScores, read_scores
+    from omnivchat.judges import read_table1_scores
     from omnivchat.report import build_report
     from omnivchat.routes import get_route
     from omnivchat.scoring import TABLE1_COLUMNS
@@ -331,8 +331,7 @@ def demo_command(
             out, grid, panel=panel, aggregate="mean", neither="blank", self_check_record=record, simulated=True
         )
         print_grid(grid, f"Ablation grid: {model}")
-        scores = read_scores(out / "both")
-        table1 = scores.table1.model_dump() if isinstance(scores, NativeScores) else {}
+        table1 = read_table1_scores(out / "both").table1.model_dump()
         rows.add_row(
             model,
             *(

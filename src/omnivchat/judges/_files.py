@@ -1,9 +1,11 @@
-"""The typed scores of a run: RUN_DIR/scores.json of a native run (its Table 1 row and every item's score) and of
-a run of any other benchmark (its metrics and every item's score), and the scores a benchmark computes.
+"""The typed scores of a run: RUN_DIR/scores.json of a run of any benchmark (one schema: its metrics and every
+item's score; a native run's Table 1 row is in its metrics, each item's record in its detail), the Table 1 view
+of a native run's file, and the scores a benchmark computes.
 
-Writers build these models and dump them; readers (reports, tests) validate them. An older scores.json still
-loads: one written before runs were counted against their bench has no ``complete``/``incomplete`` (they are
-derived from its failed requests, as that file meant) and no per-item ``not_run`` (no item was left unrun there).
+The writer builds these models and dumps them; readers (reports, curves, tests) validate them. An older
+scores.json still loads: a native run's omnivchat-scores-v1 file is converted on read, and one written before
+runs were counted against their bench has no ``complete``/``incomplete`` (they are derived from its failed
+requests, as that file meant) and no per-item ``not_run`` (no item was left unrun there).
 """
 
 from __future__ import annotations
@@ -14,14 +16,15 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from omnivchat._files import FileModel, InputError, read_model, validate_file, write_model
-from omnivchat.runs import Manifest, read_manifest
+from omnivchat.runs import CANDIDATE, Manifest, read_manifest
 from omnivchat.scoring import Table1Row
 
 SCORES_FILE = "scores.json"
-SCORES_SCHEMA = "omnivchat-scores-v1"
-"""scores.json of a native run."""
 BENCHMARK_SCORES_SCHEMA = "omnivchat-benchmark-scores-v1"
-"""scores.json of a run of another registered benchmark."""
+"""scores.json of a run of any registered benchmark (the one schema written)."""
+NATIVE_SCORES_V1_SCHEMA = "omnivchat-scores-v1"
+"""scores.json of a native run as older omnivchat wrote it: read only, converted on read."""
+NATIVE_BENCHMARK = "omnivchat"  # the native benchmark's registry name (benchmarks.native), for files converted
 
 
 class ItemResult(BaseModel):
@@ -72,11 +75,11 @@ class ScoreRecord(FileModel):
     """The run never ran the item (files written before unrun items were counted have none: False)."""
 
 
-class NativeScores(FileModel):
-    """scores.json of a native run (schema omnivchat-scores-v1): the Table 1 row and every item's score, with the
-    model and condition from the run's manifest (what reports read)."""
+class _NativeScoresV1(FileModel):
+    """scores.json of a native run as omnivchat wrote it before one schema served every benchmark
+    (omnivchat-scores-v1): read only, and converted on read (:func:`scores_from_json`)."""
 
-    schema_: str = Field(SCORES_SCHEMA, alias="schema")
+    schema_: str = Field(NATIVE_SCORES_V1_SCHEMA, alias="schema")
     model: str | None = None
     simulated: bool = False
     condition: str = "both"
@@ -85,12 +88,8 @@ class NativeScores(FileModel):
     aggregate: str = "mean"
     style_judge: str | None = None
     prompts: dict[str, str] = Field(default_factory=dict)
-    """Which prompts ran, said plainly: ``system`` (the model's: "omnivchat default", "paper E.4 prompt" or "user
-    file NAME (sha256 ...)") and ``style`` (the style judge's) when style was graded; {} in older files."""
     complete: bool = True
-    """Every bench item has a reply (derived from the failed requests in a file written before it was recorded)."""
     incomplete: str | None = None
-    """Why the figures are not the bench's ("incomplete: K of N items have no reply ..."), or None."""
     table1: Table1Row
     items: list[ScoreRecord]
 
@@ -110,8 +109,9 @@ class NativeScores(FileModel):
 
 
 class BenchmarkScores(FileModel):
-    """scores.json of a run of any benchmark but the native one (schema omnivchat-benchmark-scores-v1): its
-    metrics, every item's score with its reason, and whether it is complete."""
+    """scores.json of a run of any benchmark (schema omnivchat-benchmark-scores-v1): its metrics, every item's
+    score with its reason, and whether it is complete, with the model and condition from the run's manifest. A
+    native run's metrics hold its Table 1 (read them through :func:`table1_scores`)."""
 
     schema_: str = Field(BENCHMARK_SCORES_SCHEMA, alias="schema")
     benchmark: str = "?"
@@ -124,26 +124,153 @@ class BenchmarkScores(FileModel):
     incomplete: str | None = None
 
 
-def scores_from_json(data: Any, path: Path, *, error: type[Exception] = InputError) -> NativeScores | BenchmarkScores:
-    """The parsed scores.json at ``path`` as the model its schema names; ``error`` naming the file otherwise."""
-    schema = data.get("schema") if isinstance(data, dict) else None
-    if schema == BENCHMARK_SCORES_SCHEMA:
-        return validate_file(BenchmarkScores, data, path, "scores file", error=error)
-    if schema != SCORES_SCHEMA:
+class _Table1Metrics(BaseModel):
+    """What a native run's scores.json keeps in ``metrics`` (and its items in their ``detail``)."""
+
+    table1: Table1Row
+    bench: BenchName = Field(default_factory=BenchName)
+    panel: list[str] = Field(default_factory=list)
+    aggregate: str = "mean"
+    style_judge: str | None = None
+    prompts: dict[str, str] = Field(default_factory=dict)
+    """Which prompts ran, said plainly: ``system`` (the model's: "omnivchat default", "paper E.4 prompt" or "user
+    file NAME (sha256 ...)") and ``style`` (the style judge's) when style was graded; {} in older files."""
+    items: list[ScoreRecord]
+
+
+class Table1Scores(BaseModel):
+    """A native run's scores as Table 1 readers see them (reports, rl curves, the demo): its Table 1 row, the
+    panel that scored it and every item's :class:`ScoreRecord`, over the scores.json it was read from (not a file
+    of its own: build it with :func:`table1_scores`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: BenchmarkScores
+    table1: Table1Row
+    bench: BenchName
+    panel: list[str]
+    aggregate: str
+    style_judge: str | None
+    prompts: dict[str, str]
+    items: list[ScoreRecord]
+
+    @property
+    def model(self) -> str | None:
+        return self.file.model
+
+    @property
+    def simulated(self) -> bool:
+        return self.file.simulated
+
+    @property
+    def simulated_recorded(self) -> bool:
+        """Whether the file says if the run was simulated (the first native files did not)."""
+        return "simulated" in self.file.model_fields_set
+
+    @property
+    def condition(self) -> str:
+        return self.file.condition
+
+    @property
+    def complete(self) -> bool:
+        return self.file.complete
+
+    @property
+    def incomplete(self) -> str | None:
+        return self.file.incomplete
+
+
+def has_table1(scores: BenchmarkScores) -> bool:
+    """Whether a scores.json holds a Table 1 row (a native run's)."""
+    return "table1" in scores.metrics
+
+
+def table1_scores(scores: BenchmarkScores, path: Path, *, error: type[Exception] = InputError) -> Table1Scores:
+    """The Table 1 view of the scores.json at ``path``; ``error`` naming the file when it has no Table 1 (another
+    benchmark's run) or its Table 1 or items are not a native run's."""
+    if not has_table1(scores):
         raise error(
-            f"{path}: schema {schema!r}, expected {SCORES_SCHEMA!r} or {BENCHMARK_SCORES_SCHEMA!r}; "
-            f"score the run again with `omnivchat score {path.parent}`"
+            f"{path}: the scores of a {scores.benchmark} run, with no Table 1 (metrics.table1); "
+            "give a scored OmniVChat-Bench run"
         )
-    return validate_file(NativeScores, data, path, "scores file", error=error)
+    data = {**scores.metrics, "items": [item.detail for item in scores.items]}
+    metrics = validate_file(_Table1Metrics, data, path, "Table 1 scores file", error=error)
+    return Table1Scores(file=scores, **dict(metrics))
 
 
-def read_scores(path: Path, *, error: type[Exception] = InputError) -> NativeScores | BenchmarkScores:
-    """A scores.json (RUN_DIR/scores.json, or the path of the file itself) as the model its schema names."""
+def record_result(record: ScoreRecord) -> ItemResult:
+    """A native run's item as scores.json keeps it: its score and reason, grouped by its ability category, with
+    the whole record as ``detail`` (what :func:`table1_scores` reads back)."""
+    from omnivchat.bench import SUBCATEGORIES
+
+    known = SUBCATEGORIES.get(record.subcategory)
+    return ItemResult(
+        key=record.id,
+        task=CANDIDATE,
+        score=record.score,
+        reason=record.reason,
+        ran=not record.not_run,
+        group=known.category if known is not None else None,
+        detail=record.dump(),
+    )
+
+
+def _native_v1_to_benchmark(old: _NativeScoresV1) -> dict[str, Any]:
+    """An omnivchat-scores-v1 file as the omnivchat-benchmark-scores-v1 file the native benchmark writes today:
+    its Table 1 and panel in ``metrics``, each ScoreRecord an ItemResult whose ``detail`` is the record."""
+    recorded: dict[str, Any] = {
+        k: getattr(old, k) for k in ("model", "simulated", "condition") if k in old.model_fields_set
+    }
+    items = [record_result(r).model_dump(mode="json") for r in old.items]
+    metrics = {
+        "table1": old.table1.model_dump(),
+        "bench": old.bench.dump(),
+        "panel": old.panel,
+        "aggregate": old.aggregate,
+        "style_judge": old.style_judge,
+        "prompts": old.prompts,
+    }
+    return {
+        "schema": BENCHMARK_SCORES_SCHEMA,
+        "benchmark": NATIVE_BENCHMARK,
+        **recorded,
+        "items": items,
+        "metrics": metrics,
+        "complete": old.complete,
+        "incomplete": old.incomplete,
+    }
+
+
+def scores_from_json(data: Any, path: Path, *, error: type[Exception] = InputError) -> BenchmarkScores:
+    """The parsed scores.json at ``path``; an older native file (omnivchat-scores-v1) converted to the one schema;
+    ``error`` naming the file otherwise."""
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema == NATIVE_SCORES_V1_SCHEMA:
+        old = validate_file(_NativeScoresV1, data, path, "scores file", error=error)
+        return BenchmarkScores.model_validate(_native_v1_to_benchmark(old))
+    if schema != BENCHMARK_SCORES_SCHEMA:
+        raise error(
+            f"{path}: schema {schema!r}, expected {BENCHMARK_SCORES_SCHEMA!r} (or an older "
+            f"{NATIVE_SCORES_V1_SCHEMA!r}); score the run again with `omnivchat score {path.parent}`"
+        )
+    return validate_file(BenchmarkScores, data, path, "scores file", error=error)
+
+
+def read_scores(path: Path, *, error: type[Exception] = InputError) -> BenchmarkScores:
+    """A scores.json (RUN_DIR/scores.json, or the path of the file itself), an older native file converted."""
     path = Path(path)
     if path.is_dir():
         path = path / SCORES_FILE
     generic = read_model(path, FileModel, "scores file", error=error)
     return scores_from_json(generic.dump(), path, error=error)
+
+
+def read_table1_scores(path: Path, *, error: type[Exception] = InputError) -> Table1Scores:
+    """A native run's scores.json as its Table 1 view; ``error`` naming the file when it has no Table 1."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / SCORES_FILE
+    return table1_scores(read_scores(path, error=error), path, error=error)
 
 
 def write_benchmark_scores(run_dir: Path, scores: Scores) -> Path:

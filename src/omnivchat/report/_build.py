@@ -134,11 +134,11 @@ def _table1(runs: list[ScoredRun], output: Path, base: Path) -> dict[str, Any]:
                 "panel": "+".join(run.scores.panel) or "—",
                 "prompts": run.prompts,
                 "cells": [
-                    num(getattr(t1, c), f, f"table1.{c}", NULL_REASONS.get(c, f"no data: no scored {c} item"))
+                    num(getattr(t1, c), f, f"metrics.table1.{c}", NULL_REASONS.get(c, f"no data: no scored {c} item"))
                     for c in TABLE1_COLUMNS
                 ],
-                "n": num(t1.n_scored, f, "table1.n_scored"),
-                "n_instances": num(t1.n_instances, f, "table1.n_instances"),
+                "n": num(t1.n_scored, f, "metrics.table1.n_scored"),
+                "n_instances": num(t1.n_instances, f, "metrics.table1.n_instances"),
                 "incomplete": _incomplete(run),
                 "run_dir": _display(run.dir, base),
                 "scores_href": _href(run.dir / "scores.json", output),
@@ -167,7 +167,7 @@ def _failures(runs: list[ScoredRun]) -> list[dict[str, Any]]:
                 "model": run.label,
                 "simulated": run.simulated,
                 "cells": [
-                    num(getattr(t1, k), f, f"table1.{k}")
+                    num(getattr(t1, k), f, f"metrics.table1.{k}")
                     for k in (
                         "n_instances",
                         "n_scored",
@@ -350,7 +350,7 @@ def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., 
         if run is not None:
             t1 = run.table1
             counts = [
-                num(getattr(t1, k), run.scores_file, f"table1.{k}")
+                num(getattr(t1, k), run.scores_file, f"metrics.table1.{k}")
                 for k in ("n_failed_requests", "n_unscored", "n_empty_replies")
             ]
         conditions.append(

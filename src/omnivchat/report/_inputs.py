@@ -28,10 +28,11 @@ from omnivchat.errors import OmnivchatError
 from omnivchat.judges import (
     BENCHMARK_SCORES_SCHEMA,
     SCORES_FILE,
-    SCORES_SCHEMA,
     BenchmarkScores,
-    NativeScores,
     ScoreRecord,
+    Table1Scores,
+    scores_from_json,
+    table1_scores,
 )
 from omnivchat.runs import MANIFEST_FILE, PROTOCOL, STORE_FILE, Manifest, RunCost, manifest_model
 from omnivchat.scoring import Table1Row
@@ -44,7 +45,6 @@ __all__ = [
     "BENCHMARK_SCORES_SCHEMA",
     "MANIFEST_FILE",
     "SCORES_FILE",
-    "SCORES_SCHEMA",
     "Ablation",
     "BenchmarkRun",
     "Comparison",
@@ -123,10 +123,11 @@ class Sources:
 
 @dataclass
 class ScoredRun:
-    """A run directory with its scores.json (and manifest.json and agreement.json when present)."""
+    """A native run directory with its scores.json, read as its Table 1 (and manifest.json and agreement.json
+    when present)."""
 
     dir: Path
-    scores: NativeScores
+    scores: Table1Scores
     scores_file: InputFile
     manifest: Manifest | None = None
     manifest_file: InputFile | None = None
@@ -149,7 +150,7 @@ class ScoredRun:
 
     @property
     def simulated(self) -> bool:
-        if "simulated" in self.scores.model_fields_set or self._native is None:
+        if self.scores.simulated_recorded or self._native is None:
             return self.scores.simulated
         return self._native.simulated
 
@@ -274,15 +275,8 @@ def _not_reportable(path: Path) -> ReportError:
 def load_run(path: Path, sources: Sources) -> ScoredRun:
     """A scored run directory: scores.json (required), manifest.json and agreement.json (when present)."""
     data, scores_file = sources.read_json(path / SCORES_FILE, "scores")
-    if data.get("schema") != SCORES_SCHEMA:
-        raise ReportError(
-            f"{path / SCORES_FILE}: schema {data.get('schema')!r}, expected {SCORES_SCHEMA!r}; "
-            f"re-run `omnivchat score {path}` with this version"
-        )
-    for key in ("table1", "items"):
-        if key not in data:
-            raise ReportError(f"{path / SCORES_FILE}: no {key!r}; re-run `omnivchat score {path}`")
-    scores = validate_file(NativeScores, data, path / SCORES_FILE, "scores file", error=ReportError)
+    file = scores_from_json(data, path / SCORES_FILE, error=ReportError)  # an older native file converted
+    scores = table1_scores(file, path / SCORES_FILE, error=ReportError)
     run = ScoredRun(dir=path, scores=scores, scores_file=scores_file)
     if (path / MANIFEST_FILE).is_file():
         manifest, run.manifest_file = sources.read_json(path / MANIFEST_FILE, "manifest")
@@ -335,23 +329,25 @@ def load_ablation(path: Path, sources: Sources, warnings: list[str]) -> Ablation
 
 
 def _is_benchmark_run(path: Path) -> bool:
-    """Whether scores.json in ``path`` is another benchmark's (read for its schema only)."""
+    """Whether scores.json in ``path`` is another benchmark's: the one schema without a Table 1 in its metrics
+    (read for that only; an older native file has its own schema)."""
     from omnivchat._files import loads_json, read_text
 
     try:
         data = loads_json(read_text(path / SCORES_FILE, "scores"))
     except ValueError:
         return False  # load_run names the problem
-    return isinstance(data, dict) and data.get("schema") == BENCHMARK_SCORES_SCHEMA
+    if not isinstance(data, dict) or data.get("schema") != BENCHMARK_SCORES_SCHEMA:
+        return False
+    metrics = data.get("metrics")
+    return not (isinstance(metrics, dict) and "table1" in metrics)
 
 
 def load_benchmark_run(path: Path, sources: Sources) -> BenchmarkRun:
     data, file = sources.read_json(path / SCORES_FILE, "scores")
     if not isinstance(data.get("metrics"), dict):
         raise ReportError(f"{path / SCORES_FILE}: no 'metrics'; re-run `omnivchat score {path}`")
-    run = BenchmarkRun(
-        path, validate_file(BenchmarkScores, data, path / SCORES_FILE, "scores file", error=ReportError), file
-    )
+    run = BenchmarkRun(path, scores_from_json(data, path / SCORES_FILE, error=ReportError), file)
     if (path / STORE_FILE).is_file():
         run.cost, run.cost_file = sources.read_store_cost(path)
     return run

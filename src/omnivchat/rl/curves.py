@@ -41,7 +41,7 @@ from omnivchat._files import (
     write_text_atomic,
 )
 from omnivchat.errors import OmnivchatError
-from omnivchat.judges import SCORES_FILE, NativeScores, read_scores
+from omnivchat.judges import SCORES_FILE, Table1Scores, has_table1, read_scores, table1_scores
 from omnivchat.scoring import pooled_mean, subcategory_mean, turn_kind_means
 
 CURVES_SCHEMA = "omnivchat-rl-curves-v1"
@@ -278,7 +278,7 @@ class CheckpointScore(BaseModel):
         return self.pooled_mean if metric == "pooled" else self.subcategory_mean
 
 
-def checkpoint_from_scores(spec: EvalSpec, scores: NativeScores, path: Path) -> CheckpointScore:
+def checkpoint_from_scores(spec: EvalSpec, scores: Table1Scores, path: Path) -> CheckpointScore:
     """A run's Subcategory Mean and Pooled Mean (Eq. 2), single/multi-turn means, RE and Len from its scores.
 
     An incomplete run, or one with no scored item, is left out with the reason, never read as 0.
@@ -330,9 +330,9 @@ def read_checkpoint(spec: EvalSpec) -> CheckpointScore:
             excluded=f"not scored: no {SCORES_FILE} (run `omnivchat score {path}`)",
         )
     scores = read_scores(file, error=CurvesError)
-    if not isinstance(scores, NativeScores):
+    if not has_table1(scores):
         raise CurvesError(f"{file}: the scores of a {scores.benchmark} run; rl curves reads OmniVChat runs")
-    return checkpoint_from_scores(spec, scores, file)
+    return checkpoint_from_scores(spec, table1_scores(scores, file, error=CurvesError), file)
 
 
 def read_evaluations(grid: Mapping[str, Mapping[int, EvalSpec]]) -> dict[str, list[CheckpointScore]]:
@@ -736,9 +736,10 @@ def read_subset_checkpoint(spec: EvalSpec, name: str, language: str = CONTROL_LA
     languages = item_languages(file.parent)
     if languages is None:
         return None
-    scores = read_scores(file, error=CurvesError)
-    if not isinstance(scores, NativeScores):
+    read = read_scores(file, error=CurvesError)
+    if not has_table1(read):
         return None
+    scores = table1_scores(read, file, error=CurvesError)
     items = [i for i in scores.items if _language_base(languages.get(i.id, "")) == language]
     if not items:
         return None

@@ -29,7 +29,7 @@ from omnivchat.benchmarks.native._judging import (
     run_bench,
 )
 from omnivchat.benchmarks.native._run import bench_identity, build_manifest, build_request, run_eval, run_eval_async
-from omnivchat.benchmarks.native._scores import item_records, prompt_labels, write_scores, write_scores_file
+from omnivchat.benchmarks.native._scores import bench_name, item_records, native_scores, prompt_labels
 from omnivchat.benchmarks.native._summary import rejected_note, score_summary, table1_table
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "OmniVChatBench",
     "RunManifest",
     "bench_identity",
+    "bench_name",
     "build_manifest",
     "build_request",
     "clip_uses",
@@ -52,6 +53,7 @@ __all__ = [
     "judge_run",
     "judge_run_async",
     "load_manifest",
+    "native_scores",
     "panel_hits_majority",
     "prompt_labels",
     "rejected_note",
@@ -60,6 +62,4 @@ __all__ = [
     "run_eval_async",
     "score_summary",
     "table1_table",
-    "write_scores",
-    "write_scores_file",
 ]

@@ -9,13 +9,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from omnivchat.bench import SUBCATEGORIES, Bench, load_bench
+from omnivchat.bench import Bench, load_bench
 from omnivchat.benchmarks._options import Phase, read_options
 from omnivchat.benchmarks._protocol import (
     Declared,
     ExportExtras,
     Item,
-    ItemResult,
     JudgeOptions,
     JudgeOutcome,
     RunOptions,
@@ -29,7 +28,7 @@ from omnivchat.benchmarks.native._files import NATIVE_BENCHMARK, RunManifest
 from omnivchat.benchmarks.native._judging import collect_scores, estimate_judging, judge_run, run_bench
 from omnivchat.benchmarks.native._options import NativeJudgeOptions, NativeScoreOptions
 from omnivchat.benchmarks.native._run import build_manifest, build_request
-from omnivchat.benchmarks.native._scores import item_records, write_scores_file
+from omnivchat.benchmarks.native._scores import bench_name, native_scores
 from omnivchat.benchmarks.native._status import declared, export_extras
 from omnivchat.benchmarks.native._summary import score_summary
 from omnivchat.judges import JudgePrompts
@@ -101,45 +100,12 @@ class OmniVChatBench:
             style_judge=own.style_judge,
         )
         row = table1_row([i.scored_reply() for i in items], style_graded=own.style_judge is not None)
-        results = [
-            ItemResult(
-                key=i.item_id,
-                task=CANDIDATE,
-                score=i.score,
-                reason=i.reason,
-                ran=i.ran,
-                group=SUBCATEGORIES[dataset.get(i.item_id).subcategory].category,
-                detail=record.dump(),
-            )
-            for i, record in zip(items, item_records(items), strict=True)
-        ]
-        metrics = {
-            "table1": row.model_dump(),
-            "bench": {"name": dataset.info.name, "version": dataset.info.version},
-            "panel": options.panel or ["rule"],
-            "aggregate": options.aggregate,
-            "style_judge": own.style_judge,
-        }
-        return Scores(
-            benchmark=self.name, items=results, metrics=metrics, complete=row.complete, incomplete=row.incompleteness()
+        return native_scores(
+            run_dir, bench_name(dataset), items, row, options.panel or ["rule"], options.aggregate, own.style_judge
         )
 
     def score_summary(self, run_dir: Path, options: ScoreOptions) -> ScoreReport:
         return score_summary(run_dir, options, read_options(self, "score", options.options, NativeScoreOptions))
-
-    def save_scores(self, run_dir: Path, scores: Scores) -> Path:
-        m = scores.metrics
-        return write_scores_file(
-            run_dir,
-            bench=m["bench"],
-            panel=m["panel"],
-            aggregate=m["aggregate"],
-            style_judge=m["style_judge"],
-            table1=m["table1"],
-            complete=scores.complete,
-            incomplete=scores.incomplete,
-            items=[i.detail for i in scores.items],
-        )
 
     def judge(self, dataset: Bench | None, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
         own = read_options(self, "judge", options.options, NativeJudgeOptions)

@@ -1,16 +1,14 @@
-"""RUN_DIR/scores.json of a native run: its Table 1 row and every item's score with its reason (what reports
-read)."""
+"""A native run's scores: its Table 1 row and every item's score with its reason, as scores.json keeps them (in
+the one scores schema, omnivchat.judges.BenchmarkScores) and reports read them."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from omnivchat._files import write_model
 from omnivchat.bench import Bench
-from omnivchat.benchmarks.native._files import load_manifest
+from omnivchat.benchmarks.native._files import NATIVE_BENCHMARK, load_manifest
 from omnivchat.benchmarks.native._judging import ItemScore, style_prompt_label
-from omnivchat.judges import SCORES_FILE, BenchName, NativeScores, ScoreRecord
+from omnivchat.judges import BenchName, ScoreRecord, Scores, record_result
 from omnivchat.scoring import Table1Row, is_empty_reply
 
 
@@ -46,58 +44,35 @@ def prompt_labels(run_dir: Path, style_judge: str | None) -> dict[str, str]:
     return labels
 
 
-def write_scores_file(
-    run_dir: Path,
-    *,
-    bench: BenchName | dict[str, Any],
-    panel: list[str],
-    aggregate: str,
-    style_judge: str | None,
-    table1: Table1Row | dict[str, Any],
-    complete: bool,
-    incomplete: str | None,
-    items: list[ScoreRecord] | list[dict[str, Any]],
-) -> Path:
-    """RUN_DIR/scores.json of a native run (schema omnivchat-scores-v1): the Table 1 row and every item's score
-    with its reason, with the model and condition from the run's manifest (what reports read)."""
-    manifest = load_manifest(run_dir)
-    scores = NativeScores.model_validate(
-        {
-            "model": manifest.route.model,
-            "simulated": manifest.simulated,
-            "condition": manifest.condition,
-            "bench": bench,
-            "panel": panel,
-            "aggregate": aggregate,
-            "style_judge": style_judge,
-            "prompts": prompt_labels(run_dir, style_judge),
-            "complete": complete,
-            "incomplete": incomplete,
-            "table1": table1,
-            "items": items,
-        }
-    )
-    return write_model(Path(run_dir) / SCORES_FILE, scores)
+def bench_name(bench: Bench) -> BenchName:
+    """The name and version of the bench a native run was scored on, as its scores.json records them."""
+    return BenchName(name=bench.info.name, version=bench.info.version)
 
 
-def write_scores(
+def native_scores(
     run_dir: Path,
-    bench: Bench,
+    bench: BenchName,
     items: list[ItemScore],
     row: Table1Row,
     panel: list[str],
     aggregate: str,
     style_judge: str | None,
-) -> Path:
-    """RUN_DIR/scores.json from a panel's item scores and their Table 1 row (see :func:`write_scores_file`)."""
-    return write_scores_file(
-        run_dir,
-        bench=BenchName(name=bench.info.name, version=bench.info.version),
-        panel=panel,
-        aggregate=aggregate,
-        style_judge=style_judge,
-        table1=row,
+) -> Scores:
+    """A native run's scores from a panel's item scores and their Table 1 row: each item with its record as
+    ``detail``, and in ``metrics`` the Table 1 row, the bench, the panel and the prompts that ran (what
+    scores.json keeps, through :func:`omnivchat.benchmarks.save_scores`)."""
+    metrics = {
+        "table1": row.model_dump(),
+        "bench": bench.dump(),
+        "panel": panel,
+        "aggregate": aggregate,
+        "style_judge": style_judge,
+        "prompts": prompt_labels(run_dir, style_judge),
+    }
+    return Scores(
+        benchmark=NATIVE_BENCHMARK,
+        items=[record_result(r) for r in item_records(items)],
+        metrics=metrics,
         complete=row.complete,
         incomplete=row.incompleteness(),
-        items=item_records(items),
     )

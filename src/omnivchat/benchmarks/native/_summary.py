@@ -10,8 +10,8 @@ from omnivchat.bench import InspectionDecision
 from omnivchat.benchmarks._protocol import ScoreOptions, ScoreReport, ScoreTable
 from omnivchat.benchmarks.native._judging import collect_scores, run_bench
 from omnivchat.benchmarks.native._options import NativeScoreOptions
-from omnivchat.benchmarks.native._scores import prompt_labels, write_scores
-from omnivchat.judges import RULE_JUDGE
+from omnivchat.benchmarks.native._scores import bench_name, native_scores, prompt_labels
+from omnivchat.judges import RULE_JUDGE, write_benchmark_scores
 from omnivchat.scoring import TABLE1_COLUMNS, Table1Row, table1_row
 
 
@@ -59,7 +59,8 @@ def score_summary(run_dir: Path, options: ScoreOptions, own: NativeScoreOptions)
     if labels:
         report.lines.append("prompts: " + "; ".join(f"{kind} prompt: {label}" for kind, label in labels.items()))
     try:
-        report.written = write_scores(run_dir, bench, items, row, members, aggregate, style_judge)
+        scores = native_scores(run_dir, bench_name(bench), items, row, members, aggregate, style_judge)
+        report.written = write_benchmark_scores(run_dir, scores)
     except OSError as err:  # read-only storage: the row is the result; say what was not kept
         report.not_written = f"{run_dir / 'scores.json'} not written ({err.strerror})"
     for item in items:
