@@ -16,7 +16,7 @@ from typing import Any
 from omnivchat._files import loads_json, read_text, validate_file
 from omnivchat.benchmarks._protocol import Benchmark
 from omnivchat.errors import OmnivchatError
-from omnivchat.runs import Manifest
+from omnivchat.runs import Manifest, RunError
 
 ENTRY_POINTS = "omnivchat.benchmarks"
 SHIPPED = "omnivchat"  # the package of the benchmarks omnivchat itself registers
@@ -96,19 +96,20 @@ def _protocols() -> str:
 
 def read_run_manifest(run_dir: Path) -> Manifest:
     """A run directory's manifest.json (any benchmark's: its protocol, its benchmark's name, and the benchmark's
-    own fields, read with :meth:`Manifest.value`), or an error naming the file."""
+    own fields, read with :meth:`Manifest.value`), or a RunError naming the file (the directory is not a readable
+    run: which benchmark made it is not the question yet)."""
     path = Path(run_dir) / "manifest.json"
     if not path.is_file():
-        raise UnknownBenchmark(
+        raise RunError(
             f"{run_dir}: not a run directory (no manifest.json; expected manifest.json with protocol {_protocols()})"
         )
     try:
         data = loads_json(read_text(path, "manifest"))
     except ValueError as err:
-        raise UnknownBenchmark(f"{path}: cannot read the manifest ({err})") from None
+        raise RunError(f"{path}: cannot read the manifest ({err})") from None
     if not isinstance(data, dict):
-        raise UnknownBenchmark(f"{path}: not a run manifest (expected a JSON object)")
-    return validate_file(Manifest, data, path, "run manifest", error=UnknownBenchmark)
+        raise RunError(f"{path}: not a run manifest (expected a JSON object)")
+    return validate_file(Manifest, data, path, "run manifest", error=RunError)
 
 
 def benchmark_of(run_dir: Path) -> Benchmark[Any]:
