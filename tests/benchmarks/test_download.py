@@ -145,12 +145,46 @@ def lvomnibench_repo(m: dict[str, bytes]) -> HubRepo:
     )
 
 
+def videomme_repo(m: dict[str, bytes]) -> HubRepo:
+    """videomme/test-00000-of-00001.parquet (the hub's row layout) and videos_chunked_NN.zip of <videoID>.mp4."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [
+        {
+            "video_id": f"00{n}",
+            "duration": "short",
+            "domain": "Knowledge",
+            "sub_category": "Humanity & History",
+            "url": f"https://www.youtube.com/watch?v=vid{n}",
+            "videoID": f"vid{n}",
+            "question_id": f"00{n}-1",
+            "task_type": "Counting Problem",
+            "question": "How many tones are heard?",
+            "options": ["A. One.", "B. Two.", "C. Three.", "D. None."],
+            "answer": "A",
+        }
+        for n in (1, 2)
+    ]
+    buf = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows), buf)
+    return HubRepo(
+        {
+            "videomme/test-00000-of-00001.parquet": buf.getvalue(),
+            "videos_chunked_01.zip": zip_of({"data/vid1.mp4": m["mp4"], "data/vid2.mp4": m["mp4"]}),
+            "subtitle.zip": zip_of({"vid1.srt": b"1\n00:00:00,000 --> 00:00:01,000\nhi\n"}),
+        },
+        commit="5" * 40,
+    )
+
+
 @pytest.fixture
 def hub(media: dict[str, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HubServer:
     repos = {
         "liarliar/Daily-Omni": dailyomni_repo(media),
         "honglyhly/WorldSense": worldsense_repo(media),
         "KD-TAO/LVOmniBench": lvomnibench_repo(media),
+        "lmms-lab/Video-MME": videomme_repo(media),
     }
     with HubServer(repos) as server:
         monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
@@ -192,6 +226,12 @@ def test_worldsense_zips_and_lvomnibench_files_download_and_load(hub: HubServer,
     assert (tmp_path / "LVOmniBench/videos/video_2.mp4").read_bytes() == hub.repos["KD-TAO/LVOmniBench"].files[
         "videos/video_2.mp4"
     ]
+
+
+def test_videomme_parquet_and_zipped_videos_download_and_load(hub: HubServer, tmp_path: Path) -> None:
+    done = get("videomme", tmp_path / "Video-MME", say=quiet)
+    assert (tmp_path / "Video-MME/data/vid2.mp4").is_file() and not (tmp_path / "Video-MME/vid1.srt").exists()
+    assert done.data == tmp_path / "Video-MME"
 
 
 def test_a_download_the_reader_refuses_is_not_done(hub: HubServer, tmp_path: Path) -> None:
@@ -271,6 +311,11 @@ def test_an_archive_member_that_would_land_outside_dir_is_refused(hub: HubServer
     hub.repos["liarliar/Daily-Omni"].commit = "4" * 40  # new content is a new commit
     with pytest.raises(DownloadError, match=r"member 'Videos/a/a_video.mp4' is not a regular file"):
         get("dailyomni", tmp_path / "d2", say=quiet)
+    ws = hub.repos["honglyhly/WorldSense"]
+    ws.files["worldsense_videos_0.zip"] = zip_of({"videos/../../zipped.mp4": b"x"})
+    with pytest.raises(DownloadError, match=r"worldsense_videos_0.zip: member: 'videos/../../zipped.mp4' would land"):
+        get("worldsense", tmp_path / "ws", say=quiet)
+    assert not (tmp_path / "zipped.mp4").exists() and not (tmp_path / "ws/videos").exists()
 
 
 def test_an_unknown_name_or_a_bad_hf_address_is_one_line() -> None:
@@ -280,6 +325,21 @@ def test_an_unknown_name_or_a_bad_hf_address_is_one_line() -> None:
         with pytest.raises(DownloadError, match="is not hf://ORG/NAME"):
             parse_hf(bad)
     assert parse_hf("hf:/org/name@v1.0") == ("org/name", "v1.0")  # a Path collapses '//'
+
+
+def test_without_huggingface_hub_the_error_says_how_to_install_it(
+    hub: HubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # `import huggingface_hub` now raises ImportError
+    with pytest.raises(
+        DownloadError, match=r"dailyomni: downloading needs huggingface_hub: pip install 'omnivchat\[hf\]'"
+    ):
+        get("dailyomni", tmp_path / "d", say=quiet)
+
+
+def test_the_command_line_starts_without_importing_huggingface_hub() -> None:
+    code = "import sys, omnivchat.cli, omnivchat.benchmarks.download; assert 'huggingface_hub' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_every_release_entry_is_a_registered_benchmark() -> None:
@@ -321,7 +381,7 @@ def test_a_download_stopped_midway_resumes_file_by_file(hub: HubServer, tmp_path
     the cache or already laid out is not fetched again."""
     repo = hub.repos["honglyhly/WorldSense"]
     repo.failing.add("worldsense_videos_1.zip")
-    with pytest.raises(DownloadError, match=r"worldsense: .* answered 500 for .*worldsense_videos_1.zip: Internal"):
+    with pytest.raises(DownloadError, match=r"worldsense: .* answered 403 for .*worldsense_videos_1.zip: Forbidden"):
         get("worldsense", tmp_path / "ws", say=quiet)
     assert (tmp_path / "ws/videos/dvOkwKAs.mp4").is_file()  # the first archive was unpacked
     repo.failing.clear()
@@ -339,12 +399,13 @@ def test_eval_with_hf_data_downloads_then_runs_offline_from_the_cache(hub: HubSe
     )
     assert result.exit_code == 0, result.output
     manifest = json.loads((tmp_path / "r1/manifest.json").read_text())
+    assert "ran 2 items" in result.output and "2 done" in result.output
+    assert "--data hf://liarliar/Daily-Omni: " in " ".join(result.output.split())
     assert "hf-data/liarliar--Daily-Omni/" + "1" * 40 in json.dumps(manifest)
     # offline, in a fresh process (huggingface_hub reads HF_HUB_OFFLINE at import), the hub unreachable
     env = os.environ | {"HF_HUB_OFFLINE": "1", "HF_ENDPOINT": "http://127.0.0.1:9"}
     for args in (
         ["eval", "--benchmark", "dailyomni", "--data", spec, "--model", "sim:healthy"],
-        ["eval", "--benchmark", "dailyomni", "--data", f"{spec}@{'1' * 40}", "--model", "sim:healthy", "--limit", "1"],
         ["data", "get", "dailyomni"],
     ):
         out = tmp_path / f"offline-{args[0]}-{len(args)}"

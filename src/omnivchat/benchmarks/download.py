@@ -203,6 +203,14 @@ def _listing_file(repo: str, revision: str) -> Path:
     return cache_dir() / LAYOUTS / "listings" / repo.replace("/", "--") / f"{safe}.json"
 
 
+def _needs_hub(name: str) -> None:
+    """huggingface_hub is the ``hf`` extra's: without it, one line that says how to install it."""
+    try:
+        import huggingface_hub  # noqa: F401  # imported here only to tell whether it is installed
+    except ImportError:
+        raise DownloadError(f"{name}: downloading needs huggingface_hub: pip install 'omnivchat[hf]'") from None
+
+
 # --- the listing ------------------------------------------------------------------------------------------------
 
 
@@ -218,6 +226,7 @@ def list_repo(repo: str, revision: str | None, *, name: str) -> Listing:
             )
         data = json.loads(kept.read_text(encoding="utf-8"))
         return Listing(data["repo"], data["commit"], tuple(HubFile(**f) for f in data["files"]))
+    _needs_hub(name)
     from huggingface_hub import HfApi
 
     try:
@@ -345,6 +354,7 @@ def _cached_blob(repo: str, hub_file: HubFile) -> Path:
 
 def _fetch(release: Release, listing: Listing, hub_file: HubFile) -> Path:
     """The file in the hub cache (downloaded, or resumed, unless there already), its hash checked."""
+    _needs_hub(release.name)
     from huggingface_hub import hf_hub_download
 
     try:

@@ -109,7 +109,8 @@ def eval_command(
         from omnivchat.benchmarks.download import resolve
 
         got = resolve(str(bench), benchmark, say=lambda line: err_console.print(escape(line), highlight=False))
-        err_console.print(f"--data {escape(str(bench))}: {escape(str(got.data))}", highlight=False)
+        spec = "hf://" + str(bench).removeprefix("hf:").lstrip("/")
+        err_console.print(f"--data {escape(spec)}: {escape(str(got.data))}", highlight=False)
         bench, media = got.data, media if media is not None else got.media
     summary = run_benchmark(
         benchmark,

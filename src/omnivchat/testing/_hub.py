@@ -15,7 +15,7 @@ Read from huggingface_hub 2.4's source (``hf_api.dataset_info``, ``file_download
   not been granted, its message naming the page where access is asked, as the hub does.
 
 Faults a test programs: ``corrupt`` (a file served with other bytes of the same size), ``cut_once`` (the first
-GET of a file stops after N bytes and drops the connection), ``failing`` (a file's resolve answers 500), and every
+GET of a file stops after N bytes and drops the connection), ``failing`` (a file's resolve answers 403), and every
 request is recorded.
 """
 
@@ -182,8 +182,8 @@ def _handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
                     )
                     self._error(401, "GatedRepo", message, body)
                 return
-            if file in repo.failing:
-                self._error(500, "", "Internal Error", body)
+            if file in repo.failing:  # 403: huggingface_hub retries a 5xx with back-off for tens of seconds
+                self._error(403, "", "Forbidden by this mirror", body)
                 return
             if file not in repo.files:
                 self._error(404, "EntryNotFound", f"{file} does not exist on {rev}", body, repo.commit)
