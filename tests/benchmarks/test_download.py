@@ -178,6 +178,25 @@ def videomme_repo(m: dict[str, bytes]) -> HubRepo:
     )
 
 
+def quiz_repo(m: dict[str, bytes]) -> HubRepo:
+    """A dataset of one's own on the hub, in the parquet layout the hub writes (data/test-*.parquet) with its clip."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table(
+        {
+            "id": ["q0", "q1"],
+            "Question": ["What is heard?"] * 2,
+            "Choice": [["A. A tone", "B. Speech", "C. Music", "D. Silence"]] * 2,
+            "Answer": ["A", "A"],
+            "video_path": ["clips/tone.mp4"] * 2,
+        }
+    )
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    return HubRepo({"data/test-00000-of-00001.parquet": buf.getvalue(), "clips/tone.mp4": m["mp4"]}, commit="6" * 40)
+
+
 @pytest.fixture
 def hub(media: dict[str, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HubServer:
     repos = {
@@ -185,6 +204,7 @@ def hub(media: dict[str, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         "honglyhly/WorldSense": worldsense_repo(media),
         "KD-TAO/LVOmniBench": lvomnibench_repo(media),
         "lmms-lab/Video-MME": videomme_repo(media),
+        "someone/av-quiz": quiz_repo(media),
     }
     with HubServer(repos) as server:
         monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
@@ -390,6 +410,16 @@ def test_a_download_stopped_midway_resumes_file_by_file(hub: HubServer, tmp_path
     assert {r.path.rsplit("/", 1)[-1] for r in hub.downloads()} == {
         hashlib.sha256(repo.files["worldsense_videos_1.zip"]).hexdigest()
     }
+
+
+def test_eval_of_a_dataset_without_an_entry_downloads_the_whole_repository(hub: HubServer, tmp_path: Path) -> None:
+    columns = "question=Question,answer=Answer,video=video_path,options=Choice,qid=id,requires:=video+audio"
+    args = ["eval", "--benchmark", "hf", "--data", "hf://someone/av-quiz@main", "--columns", columns]
+    result = runner.invoke(app, [*args, "--model", "sim:healthy", "-o", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "2 done" in result.output
+    files = hub.repos["someone/av-quiz"].files.values()  # both LFS files fetched: the whole repository
+    assert {r.path.rsplit("/", 1)[-1] for r in hub.downloads()} == {hashlib.sha256(f).hexdigest() for f in files}
 
 
 def test_eval_with_hf_data_downloads_then_runs_offline_from_the_cache(hub: HubServer, tmp_path: Path) -> None:
