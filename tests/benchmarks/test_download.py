@@ -338,6 +338,18 @@ def test_an_archive_member_that_would_land_outside_dir_is_refused(hub: HubServer
     assert not (tmp_path / "zipped.mp4").exists() and not (tmp_path / "ws/videos").exists()
 
 
+def test_a_listed_path_that_would_land_outside_dir_is_refused_before_any_download(
+    hub: HubServer, tmp_path: Path
+) -> None:
+    hub.repos["KD-TAO/LVOmniBench"].files["videos/../../evil.mp4"] = b"x"
+    with pytest.raises(DownloadError, match=r"KD-TAO/LVOmniBench lists: 'videos/../../evil.mp4' would land outside"):
+        get("lvomnibench", tmp_path / "lv", say=quiet)
+    assert hub.downloads() == []
+    hub.repos["liarliar/Daily-Omni"].files["Videos.tar"] = tar_of({MARKER: b"{}"})
+    with pytest.raises(DownloadError, match=r"'.omnivchat-download.json' would replace this download's own"):
+        get("dailyomni", tmp_path / "d", say=quiet)
+
+
 def test_an_unknown_name_or_a_bad_hf_address_is_one_line() -> None:
     with pytest.raises(DownloadError, match="no download for 'mmlu'; there is one for worldsense, dailyomni"):
         get("mmlu", Path("x"), say=quiet)

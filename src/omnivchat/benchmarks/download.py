@@ -388,6 +388,8 @@ def _fetch(release: Release, listing: Listing, hub_file: HubFile) -> Path:
 
 def _target(out: Path, relative: str, what: str) -> Path:
     """``out / relative``, refused (naming ``what``) when it would land outside ``out``."""
+    if relative.strip("/") == MARKER:
+        raise DownloadError(f"{what}: {relative!r} would replace this download's own marker in {out}")
     reason = path_escape(relative)
     if reason or not relative.strip("/") or "\x00" in relative:
         raise DownloadError(f"{what}: {relative!r} would land outside {out} ({reason or 'an empty name'})")
@@ -517,6 +519,8 @@ def download(
             f"{release.name}: {release.repo}@{listing.commit[:12]} has no file matching "
             f"{', '.join(release.patterns)} (the reader's layout); is it the right repository?"
         )
+    for hub_file in files:  # a listed path that would land outside DIR is refused before anything is fetched
+        _target(out, hub_file.path, f"{release.name}: {listing.repo} lists")
     fetch = check_space(release, files, out, marker, disk_free)
     out.mkdir(parents=True, exist_ok=True)
     if marker.commit and marker.commit != listing.commit:
