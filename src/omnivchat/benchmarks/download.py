@@ -1,11 +1,11 @@
 """Downloads of the public benchmarks from the Hugging Face Hub, laid out as their readers expect.
 
 ``omnivchat data get NAME -o DIR`` and ``eval --data hf://ORG/NAME[@REVISION]`` both come here. huggingface_hub
-(the ``hf`` extra, imported only when a download is made) does the transfers: resumable ``.incomplete`` files, the
-shared hub cache (``HF_HUB_CACHE``/``HF_HOME``), ``HF_TOKEN`` for gated sets, ``HF_ENDPOINT`` for mirrors and
-``HF_HUB_OFFLINE=1``. What it checks itself is each file's size (against ``Content-Length``/``X-Linked-Size``); it
-does not hash what it receives over HTTP. So every file is hashed here against the hub's listing: the sha256 of an
-LFS file, the git blob id of a small file. A mismatch is refused, naming the file, and the bad copy leaves the cache.
+(the ``hf`` extra, imported only when a download is made) does the transfers: resumption of a cut connection with
+a range request, the shared hub cache (``HF_HUB_CACHE``/``HF_HOME``), ``HF_TOKEN`` for gated sets, ``HF_ENDPOINT``
+for mirrors and ``HF_HUB_OFFLINE=1``. Over HTTP it checks each file's size (``Content-Length``, ``X-Linked-Size``)
+but hashes nothing. So every file is hashed here against the hub's listing: the sha256 of an LFS file, the git
+blob id of a small file. A mismatch is refused, naming the file, and the bad copy leaves the cache.
 
 The steps: list the repository at one commit (sizes and hashes; the listing is kept beside the layout so that an
 offline run can do without the hub), keep only the files the reader needs (:data:`RELEASES`, one entry per
