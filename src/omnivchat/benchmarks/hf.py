@@ -2,7 +2,8 @@
 
 Dataset: a folder on disk in a format of the ``datasets`` library or the hub (``save_to_disk`` folders, parquet
 snapshots, a hub cache repository, the datasets cache: :mod:`omnivchat.benchmarks._tables`), read with pyarrow
-(``pip install 'omnivchat[hf]'``). Only local files are read: nothing is downloaded, at run time or ever.
+(``pip install 'omnivchat[hf]'``). Only local files are read (``eval --data hf://`` downloads them first, through
+:mod:`omnivchat.benchmarks.download`).
 
 Columns: ``--columns question=Question,answer=Answer,video=video_path,options=Choice,category=Type`` says which
 column holds each of byo's fields (qid, question, answer, options, category, requires, video, audio); a field not

@@ -14,6 +14,7 @@ from omnivchat.cli.asr import asr_app, transcribe_command
 from omnivchat.cli.bench import bench_app, validate_command
 from omnivchat.cli.benchmarks import benchmarks_command
 from omnivchat.cli.compare import compare_command
+from omnivchat.cli.data import data_app
 from omnivchat.cli.diagnostics import ablate_command, check_route_command, demo_command
 from omnivchat.cli.judging import judge_command, judges_app, score_command
 from omnivchat.cli.media import repair_tails_command
@@ -33,6 +34,7 @@ app = typer.Typer(
 app.command("demo")(demo_command)
 app.command("validate")(validate_command)
 app.command("benchmarks")(benchmarks_command)
+app.add_typer(data_app, name="data")
 app.add_typer(bench_app, name="bench")
 app.add_typer(studio_app, name="studio")
 app.command("eval")(eval_command)

@@ -255,7 +255,8 @@ DataOption = Annotated[
     typer.Option(
         "--bench",
         "--data",
-        help="The benchmark's data: a bench directory, an annotations folder, a JSON file, a local dataset (hf).",
+        help="The benchmark's data: a bench directory, an annotations folder, a JSON file, a local dataset (hf); "
+        "on eval also hf://ORG/NAME[@REVISION], downloaded from the Hugging Face Hub (`omnivchat data get`).",
     ),
 ]
 BenchmarkOption = Annotated[

@@ -106,6 +106,13 @@ def eval_command(
     from omnivchat.benchmarks import RunOptions, Source
     from omnivchat.routes import ReplyAudio
 
+    if str(bench).startswith("hf:/"):  # hf://ORG/NAME[@REVISION] (a Path has collapsed the '//')
+        from omnivchat.benchmarks.download import resolve
+
+        got = resolve(str(bench), benchmark, say=lambda line: err_console.print(escape(line), highlight=False))
+        spec = "hf://" + str(bench).removeprefix("hf:").lstrip("/")
+        err_console.print(f"--data {escape(spec)}: {escape(str(got.data))}", highlight=False)
+        bench, media = got.data, media if media is not None else got.media
     summary = run_benchmark(
         benchmark,
         Source(
