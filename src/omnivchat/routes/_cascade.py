@@ -51,6 +51,11 @@ class AsrStage(ModelSpec):
     """``[asr]``: the speech recogniser. ``language`` is sent with every clip (Whisper tiny.en knows English only)."""
 
     language: str = Field(default="en", min_length=2)
+    vad: bool = Field(
+        default=True,
+        description="The local whisper-tiny.en only: drop the silence around speech first (faster-whisper's Silero "
+        "filter). Without it tiny.en heard the route check's 'copper meadow' as 'copper metal'.",
+    )
 
 
 class CaptionerStage(ModelSpec):
@@ -133,7 +138,10 @@ class StageFailed(RouteError):
 
 
 def stage_failed(stage: str, err: RouteError) -> StageFailed:
-    failed = StageFailed(err.kind, f"cascade {stage}: {err.message}", http_status=err.http_status)
+    # usage: the cascade's own attempt bills nothing, failed or not (the stage's attempts carry their cost)
+    failed = StageFailed(
+        err.kind, f"cascade {stage}: {err.message}", http_status=err.http_status, usage=dict(ZERO_USAGE)
+    )
     failed.replica = err.replica
     return failed
 
@@ -168,7 +176,7 @@ class CascadeRoute:
         self.stages: dict[str, Route] = {}
         asr = self.spec.asr
         if asr.model == LOCAL_WHISPER:
-            self.stages["asr"] = LocalWhisperRoute(LOCAL_WHISPER, _local_settings(), asr.language)
+            self.stages["asr"] = LocalWhisperRoute(LOCAL_WHISPER, _local_settings(), asr.language, vad=asr.vad)
         else:
             asr_settings = resolve_settings(
                 asr.model, overrides={"timeout_s": asr.timeout_s, **asr.settings_overrides()}
@@ -335,6 +343,7 @@ class CascadeRoute:
             usage=dict(ZERO_USAGE),  # each stage's attempts carry their own cost; this one adds none
             latency_s=time.perf_counter() - started,
             model=answer.model,
+            http_status=answer.http_status,
             delivered=prepared.delivered,
             redacted=answer.redacted,
         )
@@ -349,26 +358,28 @@ async def _nothing() -> tuple[str, str]:
 
 
 def llm_prompt(request: ChatRequest, final: tuple[str, str], history: list[tuple[str, str]]) -> str:
-    """The text model's prompt: earlier turns (what was heard and seen, and the reply), then the clip's transcript
-    and captions, then the benchmark's own text part."""
+    """The text model's prompt: what the stages heard and saw (earlier turns with their replies, then the clip),
+    then the benchmark's own text part."""
     lines: list[str] = []
-    if request.history:
-        lines.append("Earlier in this conversation:")
-        for n, (turn, (heard, seen)) in enumerate(zip(request.history, history, strict=True), start=1):
-            lines.append(f"Turn {n}, the user's speech (transcribed): {heard or '(no speech)'}")
-            if seen:
-                lines.append(f"Turn {n}, what the camera showed (captions): {seen}")
-            if turn.text:
-                lines.append(f"Turn {n}, the user's text: {turn.text}")
-            lines.append(f"Turn {n}, the assistant's reply: {turn.reply}")
-        lines.append("")
+    if request.clip is not None or request.history:
+        lines.append(
+            "You cannot see or hear the video yourself. A speech recogniser transcribed its speech"
+            + (" and a captioner described its frames." if any(seen for _, seen in [final, *history]) else ".")
+        )
+    for n, (turn, (heard, seen)) in enumerate(zip(request.history, history, strict=True), start=1):
+        lines.append(f"Earlier turn {n}, the user's speech: {heard or '(no speech)'}")
+        if seen:
+            lines.append(f"Earlier turn {n}, the video: {seen}")
+        if turn.text:
+            lines.append(f"Earlier turn {n}, the user's text: {turn.text}")
+        lines.append(f"Earlier turn {n}, your reply: {turn.reply}")
     transcript, captions = final
     if request.clip is not None:
-        lines.append(f"Speech in the clip (transcribed): {transcript or '(no speech)'}")
+        lines.append(f"Speech in the video: {transcript or '(no speech)'}")
         if captions:
-            lines.append(f"What the video shows (captions): {captions}")
-        lines.append("")
+            lines.append(f"The video shows: {captions}")
     if request.text:
+        lines.append("")
         lines.append(request.text)
     return "\n".join(lines).strip()
 

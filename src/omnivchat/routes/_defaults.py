@@ -90,6 +90,8 @@ _LATER_FIELDS: dict[str, Any] = {"audio_in_video_kwarg": False}
 
 def describe_delivery(settings: RouteSettings) -> str:
     """How the audio of a clip reaches the model under ``settings``, in words (route checks record it)."""
+    if settings.route == "cascade":
+        return "transcribed (the cascade's speech-recognition stage)"
     if settings.media_input == "none":
         return "none (text only)"
     if settings.media_input == "frames":

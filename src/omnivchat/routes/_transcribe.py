@@ -55,10 +55,11 @@ def _clip_hash(request: ChatRequest) -> str:
 class LocalWhisperRoute:
     """faster-whisper on the CPU (``omnivchat.asr``), loaded on first use; one transcription at a time."""
 
-    def __init__(self, model_id: str, settings: RouteSettings, language: str) -> None:
+    def __init__(self, model_id: str, settings: RouteSettings, language: str, *, vad: bool = True) -> None:
         self.model_id = model_id
         self.settings = settings
         self.language = language
+        self.vad = vad
         self._asr: Any = None
         self._lock = threading.Lock()  # one model, used by one thread at a time
 
@@ -71,7 +72,7 @@ class LocalWhisperRoute:
             if self._asr is None:
                 from omnivchat.asr import get_asr  # the asr extra, imported only when a cascade uses it
 
-                self._asr = get_asr()
+                self._asr = get_asr(vad=self.vad)
             return self._asr
 
     def identity(self) -> dict[str, Any]:

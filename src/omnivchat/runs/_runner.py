@@ -470,7 +470,8 @@ class StoredStages:
     def _runner(self, stage: str, route: Route) -> tuple[Runner, RunSummary]:
         if stage not in self.runners:
             parent = self.parent
-            concurrency = max(1, route.settings.max_concurrency)
+            # One request per stage per item at most, so the run's concurrency bounds every stage too.
+            concurrency = parent.limiter.maximum
             kind = stage_kind(parent.kind, stage)
             self.runners[stage] = Runner(route, parent.store, concurrency=concurrency, retry=parent.retry, kind=kind)
             self.summaries[stage] = RunSummary(run_dir=Path(parent.store.path).parent, total=0)
