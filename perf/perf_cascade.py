@@ -47,7 +47,8 @@ async def run(model: str, paths: list[Path], concurrency: int, folder: Path) -> 
     runner = Runner(route, store, concurrency=concurrency, retry=RetryPolicy(), kind="candidate")
     sampling = Sampling(temperature=0.0, max_tokens=16)
     work = [
-        (ChatRequest(item_id=f"i{n}", clip=path, text="Which letter?", sampling=sampling), {})
+        # each item its own question: no text-model request is shared or found stored
+        (ChatRequest(item_id=f"i{n}", clip=path, text=f"Item {n}: which letter?", sampling=sampling), {})
         for n, path in enumerate(paths)
     ]
     summary = RunSummary(run_dir=folder, total=len(work))

@@ -238,7 +238,7 @@ def test_captioner_sees_frames_and_a_blanked_video_gets_no_captions(data: Path, 
         assert sum(p["type"] == "image_url" for p in parts) >= 2 and not any(p["type"] == "input_audio" for p in parts)
         texts = [r.text for r in server.requests if isinstance(r.json, dict) and r.json.get("model") == "text"]
         assert "A red square on a dark blue background." in texts[0]
-        assert "What the video shows" not in texts[1] and HEARD in texts[1]
+        assert "The video shows" in texts[0] and "The video shows" not in texts[1] and HEARD in texts[1]
 
 
 @pytest.mark.parametrize(
@@ -274,3 +274,21 @@ def test_a_missing_key_is_refused_before_anything_is_sent(tmp_path: Path, monkey
         with pytest.raises(CredentialError, match=r"\[asr\] needs its key in CASCADE_TEST_KEY"):
             get_route(f"cascade:{cascade_file(tmp_path, server)}")
         assert server.count == 0
+
+
+def test_a_key_echoed_by_a_stage_is_masked_in_the_store(data: Path, tmp_path: Path, key: str) -> None:
+    from omnivchat.testing import API_KEY
+
+    asr = Behaviour(text=f"{HEARD} {API_KEY}")  # the server echoes the key it was sent into the transcript
+    with LoopbackServer(rules=rules(asr), api_key=key) as server:
+        run_dir = tmp_path / "run"
+        result = runner.invoke(app, eval_args(data, cascade_file(tmp_path, server), run_dir))
+        assert result.exit_code == 0, result.output
+        texts = [r.text for r in server.requests if r.path.endswith("/chat/completions")]
+    assert not any(key in text for text in texts)  # the text model was sent the masked transcript
+    with RunStore(run_dir / "store.sqlite", read_only=True) as store:
+        stored = store.result(store.items("mc4/asr")[0]["key"])
+        assert stored is not None and stored.redacted and key not in stored.text and HEARD in stored.text
+        assert store.redacted_counts() == {"mc4/asr": 1}
+    for path in run_dir.rglob("*"):  # the store, its side files, the manifest: nowhere
+        assert path.is_dir() or key.encode() not in path.read_bytes(), path
