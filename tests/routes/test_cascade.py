@@ -292,3 +292,11 @@ def test_a_key_echoed_by_a_stage_is_masked_in_the_store(data: Path, tmp_path: Pa
         assert store.redacted_counts() == {"mc4/asr": 1}
     for path in run_dir.rglob("*"):  # the store, its side files, the manifest: nowhere
         assert path.is_dir() or key.encode() not in path.read_bytes(), path
+
+
+def test_a_budget_is_refused_before_anything_is_written(data: Path, tmp_path: Path, key: str) -> None:
+    with LoopbackServer(rules=rules(Behaviour(text=HEARD)), api_key=key) as server:
+        run_dir = tmp_path / "run"
+        result = runner.invoke(app, [*eval_args(data, cascade_file(tmp_path, server), run_dir), "--budget", "1"])
+        assert result.exit_code == 2 and "--budget does not cover the stages" in result.output
+        assert server.count == 0 and not (run_dir / "manifest.json").exists()

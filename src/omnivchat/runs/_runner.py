@@ -33,7 +33,7 @@ from omnivchat.routes import (
     estimate_prepared,
     send_with_retries,
 )
-from omnivchat.runs._budget import Budget, BudgetError, check_priced
+from omnivchat.runs._budget import Budget, check_priced
 from omnivchat.runs._cost import CostTotals, tally
 from omnivchat.runs._files import Manifest
 from omnivchat.runs._lock import writes_run_dir
@@ -457,11 +457,6 @@ class StoredStages:
     """A cascade's StageSender bound to a run's store: one Runner per stage, sharing the run's retry policy."""
 
     def __init__(self, parent: Runner) -> None:
-        if parent.budget is not None:
-            raise BudgetError(
-                f"--budget does not cover the stages of {parent.route.model_id} yet: run the cascade without "
-                "--budget (each stage's cost is still recorded: omnivchat runs show)"
-            )
         self.parent = parent
         self.runners: dict[str, Runner] = {}
         self.summaries: dict[str, RunSummary] = {}
