@@ -19,7 +19,7 @@ from omnivchat.cli import app
 from omnivchat.routes import get_route
 from omnivchat.routes._cascade import CascadeError
 from omnivchat.runs import RunStore
-from omnivchat.testing import Behaviour, LoopbackServer
+from omnivchat.testing import Behaviour, LoopbackServer, message_text
 
 runner = CliRunner()
 HEARD = "which colour is the square"
@@ -300,3 +300,33 @@ def test_a_budget_is_refused_before_anything_is_written(data: Path, tmp_path: Pa
         result = runner.invoke(app, [*eval_args(data, cascade_file(tmp_path, server), run_dir), "--budget", "1"])
         assert result.exit_code == 2 and "--budget does not cover the stages" in result.output
         assert server.count == 0 and not (run_dir / "manifest.json").exists()
+
+
+def test_ablate_finds_the_cascade_ignoring_the_video(data: Path, tmp_path: Path, key: str) -> None:
+    """A text model that answers right exactly when it is told the spoken question: the grid runs the cascade in
+    all four conditions and finds it ignoring the video (it never sees it) while relying on the audio."""
+    knows = Behaviour(text="A")
+
+    def choose(payload: dict[str, Any]) -> Behaviour | None:
+        if payload.get("transcription"):
+            return Behaviour(text=HEARD)
+        return knows if HEARD in message_text(payload) else Behaviour(text="B")
+
+    with LoopbackServer(rules=choose, api_key=key) as server:
+        out = tmp_path / "grid"
+        args = [
+            "ablate",
+            "--benchmark",
+            "byo",
+            "--data",
+            str(data),
+            "--model",
+            f"cascade:{cascade_file(tmp_path, server)}",
+        ]
+        result = runner.invoke(app, [*args, "-o", str(out), "--skip-self-check", "--no-progress"])
+        assert result.exit_code == 0, result.output
+    d = json.loads((out / "ablation.json").read_text())["diagnosis"]
+    # q3's clip has no audio track: wrong everywhere; q1 and q2 are right whenever the audio is there
+    assert d["means"] == pytest.approx({"both": 2 / 3, "video_only": 0.0, "audio_only": 2 / 3, "neither": 0.0})
+    assert d["video_reliance"] == 0.0 and d["intervals"]["video_reliance"] == [0.0, 0.0]
+    assert "video_ignored" in d["flags"] and "audio_ignored" not in d["flags"] and "video ignored" in d["verdict"]
