@@ -330,3 +330,29 @@ def test_ablate_finds_the_cascade_ignoring_the_video(data: Path, tmp_path: Path,
     assert d["means"] == pytest.approx({"both": 2 / 3, "video_only": 0.0, "audio_only": 2 / 3, "neither": 0.0})
     assert d["video_reliance"] == 0.0 and d["intervals"]["video_reliance"] == [0.0, 0.0]
     assert "video_ignored" in d["flags"] and "audio_ignored" not in d["flags"] and "video ignored" in d["verdict"]
+
+
+def test_a_multi_turn_dialogue_is_heard_turn_by_turn(small_bench_dir: Path, tmp_path: Path, key: str) -> None:
+    """The native bench's dialogue m1 (two spoken turns): each turn's clip is transcribed (its own stored ASR
+    request), and the text model gets the earlier turn with its reply, then the last turn."""
+
+    def choose(payload: dict[str, Any]) -> Behaviour | None:
+        if payload.get("transcription"):
+            return Behaviour(text=f"words of {payload['file_sha256'][:8]}")
+        return Behaviour(text="One square.")
+
+    with LoopbackServer(rules=choose, api_key=key) as server:
+        run_dir = tmp_path / "run"
+        model = f"cascade:{cascade_file(tmp_path, server)}"
+        args = ["eval", "--bench", str(small_bench_dir), "--model", model, "-o", str(run_dir), "--no-progress"]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        prompts = {r.json["messages"][-1]["content"] for r in server.requests if r.path.endswith("/completions")}
+    with RunStore(run_dir / "store.sqlite", read_only=True) as store:
+        heard = {r["item_id"]: store.result(r["key"]).text for r in store.items("candidate/asr")}  # type: ignore[union-attr]  # done rows have results
+        assert {r["status"] for r in store.items()} == {"done"}
+    assert {"s1", "s2", "s3", "m1", "m1#turn1"} == set(heard)
+    dialogue = next(p for p in prompts if "Earlier turn 1" in p)
+    assert f"Earlier turn 1, the user's speech: {heard['m1#turn1']}" in dialogue
+    assert "Earlier turn 1, your reply: There is one square." in dialogue
+    assert f"Speech in the video: {heard['m1']}" in dialogue
