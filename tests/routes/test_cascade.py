@@ -356,3 +356,13 @@ def test_a_multi_turn_dialogue_is_heard_turn_by_turn(small_bench_dir: Path, tmp_
     assert f"Earlier turn 1, the user's speech: {heard['m1#turn1']}" in dialogue
     assert "Earlier turn 1, your reply: There is one square." in dialogue
     assert f"Speech in the video: {heard['m1']}" in dialogue
+
+
+def test_a_dry_run_says_the_stages_cost_is_not_estimated(data: Path, tmp_path: Path, key: str) -> None:
+    with LoopbackServer(api_key=key) as server:
+        run_dir = tmp_path / "run"
+        args = [*eval_args(data, cascade_file(tmp_path, server), run_dir), "--dry-run"]
+        result = runner.invoke(app, args, env={"COLUMNS": "300"})
+        assert result.exit_code == 0, result.output
+        assert "cost unknown (the stages of a cascade are not estimated" in result.output and "$0" not in result.output
+        assert server.count == 0
