@@ -366,3 +366,14 @@ def test_a_dry_run_says_the_stages_cost_is_not_estimated(data: Path, tmp_path: P
         assert result.exit_code == 0, result.output
         assert "cost unknown (the stages of a cascade are not estimated" in result.output and "$0" not in result.output
         assert server.count == 0
+
+
+def test_a_spoken_reply_is_refused_before_anything_is_sent(data: Path, tmp_path: Path, key: str) -> None:
+    from omnivchat.routes import ChatRequest, ReplyAudio, RouteError
+
+    with LoopbackServer(api_key=key) as server:
+        route = get_route(f"cascade:{cascade_file(tmp_path, server)}")
+        request = ChatRequest(item_id="x", text="Hi", reply_audio=ReplyAudio(voice="alloy"))
+        with pytest.raises(RouteError) as info:
+            route.prepare(request)
+        assert info.value.kind == "unsupported" and "text only" in info.value.message and server.count == 0

@@ -255,6 +255,8 @@ class CascadeRoute:
             raise RouteError("media", f"item {item_id}: {err}") from None
 
     def prepare(self, request: ChatRequest) -> Prepared:
+        if request.reply_audio is not None:
+            raise RouteError("unsupported", f"item {request.item_id}: a cascade answers in text only, not aloud")
         clips = [turn.clip for turn in request.history] + [request.clip]
         seen = [None if clip is None else self._perceive(clip, request.item_id) for clip in clips]
         if request.clip is None and not request.text:
