@@ -67,6 +67,17 @@ def test_at_chance_with_both_streams_blames_no_stream():
     assert d.flags == {"no_fusion"} and any(line.startswith("AT CHANCE") for line in d.lines)
 
 
+def test_at_chance_no_fusion_story_is_told_either_way():
+    # a gain among guesses (both a little above the single streams, all at chance 0.25) is no evidence of fusion
+    d = diagnose(grid([1, 0, 0, 0, 1, 0, 0, 0], [0] * 8, [0] * 8, [0] * 8), chance=0.25)
+    text = " ".join(d.lines)
+    assert d.verdict == "below chance" or d.verdict == "at chance"
+    assert "does better with both streams" not in text and "one modality at a time" not in text
+    assert "not interpretable" in text and "IGNORED" not in text
+    flat = diagnose(grid([0] * 6, [0] * 6, [0] * 6, [0] * 6))
+    assert flat.verdict == "at chance" and "one modality at a time" not in " ".join(flat.lines)
+
+
 def test_below_chance_is_not_called_at_chance_and_points_at_unparsed_replies():
     d = diagnose(grid([0] * 8, [0] * 8, [0] * 8, [0] * 8), chance=0.25)
     line = next(line for line in d.lines if "CHANCE" in line)

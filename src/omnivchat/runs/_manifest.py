@@ -59,6 +59,9 @@ def package_record() -> dict[str, str]:
 def route_identity(route: Route) -> RouteIdentity:
     """Route kind, endpoint (no port, query or key) and every resolved setting but the base URL."""
     settings = route.settings.model_dump(mode="json", exclude={"base_url"})
+    stages = getattr(route, "stage_identity", None)
+    if callable(stages):  # a cascade: every stage's model, endpoint and settings (never a key)
+        settings["stages"] = stages()
     return RouteIdentity(model=route.model_id, kind=route.settings.route, endpoint=route.endpoint, settings=settings)
 
 

@@ -25,6 +25,7 @@ from omnivchat.routes import (
     AttemptHooks,
     ChatRequest,
     ChatResponse,
+    Delivered,
     Prepared,
     RetryPolicy,
     Route,
@@ -103,6 +104,9 @@ class Runner:
         self.limiter = AdaptiveLimiter(concurrency)
         # Media preparation runs ffmpeg and hashing in threads: bound it separately from network concurrency.
         self.prepare_slots = asyncio.Semaphore(max(2, min(concurrency, 8)))
+        bind = getattr(route, "bind_stages", None)
+        if callable(bind):  # a cascade: its stage requests go through this run's store too (runs._stages)
+            bind(StoredStages(self))
 
     async def prepare(self, request: ChatRequest) -> Prepared:
         if request.clip is None and all(turn.clip is None for turn in request.history):
@@ -436,3 +440,67 @@ async def run_tasks_async(
 
 
 run_tasks = blocking(run_tasks_async, "Synchronous :func:`run_tasks_async` (its parameters).")
+
+
+# ---------------------------------------------------------------------------------------- cascade stages
+# The stage requests of a cascade model (routes.CascadeRoute) go through the run store: each stage is its own store
+# kind (`<task>/<stage>`: `candidate/asr`, `candidate/llm`) run by a Runner of its own, so every stage request is
+# stored, its attempts kept and priced, its reply redacted, and a resumed run re-sends nothing already answered.
+
+
+def stage_kind(task: str, stage: str) -> str:
+    """The store kind of a cascade stage's requests in ``task``."""
+    return f"{task}/{stage}"
+
+
+class StoredStages:
+    """A cascade's StageSender bound to a run's store: one Runner per stage, sharing the run's retry policy."""
+
+    def __init__(self, parent: Runner) -> None:
+        self.parent = parent
+        self.runners: dict[str, Runner] = {}
+        self.summaries: dict[str, RunSummary] = {}
+        self.in_flight: dict[tuple[str, str], asyncio.Future[ChatResponse]] = {}
+
+    def _runner(self, stage: str, route: Route) -> tuple[Runner, RunSummary]:
+        if stage not in self.runners:
+            parent = self.parent
+            # One request per stage per item at most, so the run's concurrency bounds every stage too.
+            concurrency = parent.limiter.maximum
+            kind = stage_kind(parent.kind, stage)
+            self.runners[stage] = Runner(route, parent.store, concurrency=concurrency, retry=parent.retry, kind=kind)
+            self.summaries[stage] = RunSummary(run_dir=Path(parent.store.path).parent, total=0)
+        return self.runners[stage], self.summaries[stage]
+
+    async def __call__(self, stage: str, route: Route, request: ChatRequest) -> ChatResponse:
+        # Items on the same clip ask a stage the same thing at once: the first sends, the others wait for it.
+        same = (stage, request.model_dump_json(exclude={"item_id"}))
+        if same not in self.in_flight:
+            self.in_flight[same] = asyncio.ensure_future(self._send(stage, route, request))
+            self.in_flight[same].add_done_callback(lambda _: self.in_flight.pop(same, None))
+        return await asyncio.shield(self.in_flight[same])
+
+    async def _send(self, stage: str, route: Route, request: ChatRequest) -> ChatResponse:
+        runner, summary = self._runner(stage, route)
+        summary.total += 1
+        await runner.run_item(request, summary)
+        store: RunStore = runner.store
+        row = store.item(request.item_id, runner.kind)
+        if row is None:
+            raise RouteError("input", f"item {request.item_id}: the {stage} stage was not sent")
+        if row["status"] != "done":
+            raise RouteError(row["error_kind"] or "input", row["error"] or "failed")
+        result = store.result(row["key"])
+        if result is None:  # a done item always has its result; a store edited by hand may not
+            raise RouteError("input", f"item {request.item_id}: the {stage} stage's stored result is missing")
+        return ChatResponse(
+            text=result.text,
+            reasoning=result.reasoning,
+            finish_reason=result.finish_reason,
+            usage=result.usage,
+            latency_s=result.latency or 0.0,
+            model=result.model,
+            delivered=Delivered.model_validate(result.delivered),
+            system_fingerprint=result.system_fingerprint,
+            redacted=result.redacted,
+        )

@@ -20,6 +20,7 @@ import asyncio
 import base64
 import collections
 import contextlib
+import hashlib
 import itertools
 import json
 import signal
@@ -281,6 +282,8 @@ class _Core:
         app = web.Application(client_max_size=256 * 1024**2)  # requests carry base64 video
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
+        app.router.add_post("/v1/audio/transcriptions", self._transcribe)
+        app.router.add_post("/audio/transcriptions", self._transcribe)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/models", self._models)
         app.router.add_post("/{version}/models/{model}", self._gemini)  # {model} is "NAME:generateContent"
@@ -394,6 +397,49 @@ class _Core:
             return _json_response(500, _error_body(500, f"loopback: test callable raised {exc!r}"))
         echo = _echoer(request)
         return _echoed(behaviour, echo), echo(text), echo(reasoning)
+
+    async def _transcribe(self, request: web.Request) -> web.StreamResponse:
+        """OpenAI's ``/audio/transcriptions`` (multipart: file, model, language), answered from the same
+        behaviours: ``{"text": text}``; status with error_message or error_body; ``malformed`` cuts the JSON;
+        ``bad_chunk`` is sent as the whole 200 body. Rules and text callables see ``{"model", "language",
+        "transcription": True, "file_sha256", "file_bytes"}``."""
+        body = await request.read()
+        payload: dict[str, Any] = {"transcription": True}
+        form = _multipart_fields(request.headers.get("Content-Type", ""), body)
+        if "file" in form:
+            payload["file_sha256"] = hashlib.sha256(form["file"]).hexdigest()
+            payload["file_bytes"] = len(form["file"])
+        for name in ("model", "language", "response_format"):
+            if name in form:
+                payload[name] = form[name].decode("utf-8", "replace")
+        self._record(request, payload, body)
+        if self.api_key is not None and request.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return _json_response(401, _error_body(401, "loopback: missing or wrong API key"))
+        if "file" not in form:
+            return _json_response(400, _error_body(400, "loopback: no file part in the transcription request"))
+        chosen = self._resolve_all(request, payload)
+        if isinstance(chosen, web.StreamResponse):
+            return chosen
+        b, text, _reasoning = chosen
+        try:
+            if b.hang:
+                await self._pause(None)
+            await self._pause(b.latency)
+        except _Stopped:
+            if request.transport is not None:
+                request.transport.close()
+            raise asyncio.CancelledError from None
+        headers = _headers(b)
+        if b.status != 200:
+            if b.error_body is not None:
+                return _raw_response(b.status, b.error_body, b.error_content_type, headers)
+            return _json_response(b.status, _error_body(b.status, b.error_message), headers)
+        if b.bad_chunk is not None:
+            return _raw_response(200, b.bad_chunk, "text/plain", headers)
+        answer = _dumps({"text": text})
+        if b.malformed:
+            answer = answer[: len(answer) // 2]
+        return web.Response(status=200, body=answer, content_type="application/json", headers=headers)
 
     async def _gemini(self, request: web.Request) -> web.StreamResponse:
         """Gemini's native generateContent (what the google-genai SDK calls), answered from the same
@@ -631,6 +677,25 @@ def _audio_deltas(b: Behaviour, ident: str) -> list[dict[str, Any]]:
             {"id": name, "data": base64.b64encode(b.audio[i : i + size]).decode()} for i in range(0, len(b.audio), size)
         ]
     return deltas
+
+
+def _multipart_fields(content_type: str, body: bytes) -> dict[str, bytes]:
+    """The parts of a multipart/form-data body by name (what a transcription request holds)."""
+    import email.parser
+    import email.policy
+
+    if not content_type.startswith("multipart/form-data"):
+        return {}
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body
+    )
+    fields: dict[str, bytes] = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if isinstance(name, str):
+            data = part.get_payload(decode=True)
+            fields[name] = data if isinstance(data, bytes) else b""
+    return fields
 
 
 def _resolve(source: TextSource, payload: dict[str, Any]) -> str:

