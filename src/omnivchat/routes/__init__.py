@@ -1,6 +1,6 @@
 """Model routes behind one async interface: OpenAI-compatible servers, Gemini (native), simulated models."""
 
-from omnivchat.routes._base import Prepared, Route, StructuredOutput, schema_format
+from omnivchat.routes._base import Prepared, Route, StagedRoute, StageSender, StructuredOutput, schema_format
 from omnivchat.routes._cost import (
     DEFAULT_OUTPUT_TOKENS,
     IN_FLIGHT,
@@ -83,6 +83,8 @@ __all__ = [
     "SettingsError",
     "SimOracle",
     "SpokenReply",
+    "StageSender",
+    "StagedRoute",
     "StructuredOutput",
     "TokenRates",
     "attempt_cost",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from omnivchat.routes._defaults import RouteSettings
 from omnivchat.routes._media_parts import MediaStore
@@ -60,3 +61,17 @@ class Route(Protocol):
     async def send(self, prepared: Prepared) -> ChatResponse: ...
 
     async def aclose(self) -> None: ...
+
+
+class StageSender(Protocol):
+    """Sends one stage request to its end: the answer, or a RouteError once its retries are spent."""
+
+    def __call__(self, stage: str, route: Route, request: ChatRequest) -> Awaitable[ChatResponse]: ...
+
+
+@runtime_checkable
+class StagedRoute(Protocol):
+    """A route that answers through stage requests of its own (the cascade): the run loop binds a StageSender
+    that sends them through the run's store; a budget and an estimate treat its stages apart."""
+
+    def bind_stages(self, sender: StageSender) -> None: ...

@@ -18,14 +18,14 @@ from __future__ import annotations
 import asyncio
 import time
 import tomllib
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omnivchat._canonical import sha256_json
-from omnivchat.routes._base import Prepared, Route
+from omnivchat.routes._base import Prepared, Route, StageSender
 from omnivchat.routes._credentials import CredentialError, Secret, resolve_api_key
 from omnivchat.routes._defaults import RouteSettings, SettingsError, resolve_settings
 from omnivchat.routes._sender import AdaptiveLimiter, RetryPolicy, send_with_retries
@@ -120,12 +120,6 @@ def _chat_route(make_route: MakeRoute, spec: ModelSpec, key: Secret | None, **se
     return make_route(
         spec.model, api_key=key, no_key=key is None, timeout_s=spec.timeout_s, **settings, **spec.settings_overrides()
     )
-
-
-class StageSender(Protocol):
-    """Sends one stage request to its end: the answer, or a RouteError once its retries are spent."""
-
-    def __call__(self, stage: str, route: Route, request: ChatRequest) -> Awaitable[ChatResponse]: ...
 
 
 class StageFailed(RouteError):

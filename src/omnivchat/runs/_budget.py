@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 
 from omnivchat.errors import OmnivchatError
-from omnivchat.routes import AttemptCost, Route
+from omnivchat.routes import AttemptCost, Route, StagedRoute
 from omnivchat.runs._cost import CostTotals, money
 
 
@@ -31,7 +31,7 @@ class BudgetError(OmnivchatError, ValueError):
 def check_priced(route: Route, what: str = "") -> None:
     """Refuse a budget for a route whose model has no price: its spending could not be counted. A cascade's stages
     spend apart from its own attempt, which a budget does not reserve yet: refused too."""
-    if callable(getattr(route, "bind_stages", None)):
+    if isinstance(route, StagedRoute):
         raise BudgetError(
             f"--budget does not cover the stages of {route.model_id} yet: run the cascade without --budget (each "
             "stage's cost is still recorded: omnivchat runs show)"

@@ -22,6 +22,7 @@ from omnivchat.routes import (
     RequestEstimate,
     Route,
     RouteError,
+    StagedRoute,
     TokenRates,
     estimate_prepared,
     rates_for,
@@ -125,7 +126,7 @@ class DryRun:
 
 def _dry_run(route: Route, spent: RunCost | None = None) -> DryRun:
     dry = DryRun(model=route.model_id, price=route.settings.price, rates=rates_for(route.settings), spent=spent)
-    if callable(getattr(route, "bind_stages", None)):  # a cascade: its own requests bill nothing, its stages do
+    if isinstance(route, StagedRoute):  # a cascade: its own requests bill nothing, its stages do
         dry.usd = None
         dry.unestimated = "the stages of a cascade are not estimated: the items are counted, not their stages' tokens"
     return dry

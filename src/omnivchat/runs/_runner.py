@@ -30,6 +30,7 @@ from omnivchat.routes import (
     RetryPolicy,
     Route,
     RouteError,
+    StagedRoute,
     estimate_prepared,
     send_with_retries,
 )
@@ -104,9 +105,8 @@ class Runner:
         self.limiter = AdaptiveLimiter(concurrency)
         # Media preparation runs ffmpeg and hashing in threads: bound it separately from network concurrency.
         self.prepare_slots = asyncio.Semaphore(max(2, min(concurrency, 8)))
-        bind = getattr(route, "bind_stages", None)
-        if callable(bind):  # a cascade: its stage requests go through this run's store too (runs._stages)
-            bind(StoredStages(self))
+        if isinstance(route, StagedRoute):  # a cascade: its stage requests go through this run's store too
+            route.bind_stages(StoredStages(self))
 
     async def prepare(self, request: ChatRequest) -> Prepared:
         if request.clip is None and all(turn.clip is None for turn in request.history):
