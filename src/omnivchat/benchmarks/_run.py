@@ -19,6 +19,7 @@ from omnivchat.runs import (
     Pending,
     RetryPolicy,
     RunSummary,
+    ShardRecord,
     TaskWork,
     estimate_tasks,
     run_tasks,
@@ -54,8 +55,17 @@ def _work(
 
         return Pending(item.key, build, meta)
 
+    items = benchmark.items(dataset, options)
+    if options.shard is not None:  # a part of the items, chosen by their keys; the manifest says which
+        shard = options.shard
+        items = [item for item in items if shard.holds(item.key)]
+        keys: dict[str, list[str]] = {}
+        for item in items:
+            keys.setdefault(item.task, []).append(item.key)
+        record = ShardRecord(index=shard.index, count=shard.count, items=keys)
+        manifest = {**(manifest.dump() if isinstance(manifest, Manifest) else manifest), "shard": record.dump()}
     tasks: dict[str, list[Pending]] = {}
-    for item in benchmark.items(dataset, options):
+    for item in items:
         tasks.setdefault(item.task, []).append(pending(item))
     label = f"{route.model_id} [{options.condition}]"
     work = [

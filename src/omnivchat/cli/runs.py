@@ -93,6 +93,15 @@ def eval_command(
         ReplyFormat,
         typer.Option("--reply-audio-format", help="audio.format asked (DashScope: wav only; OpenAI streams pcm16)."),
     ] = ReplyFormat.wav,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            metavar="I/N",
+            help="Run only shard I of N (numbered from 1): the items whose key hashes to it, the same on every "
+            "machine. Give each shard its own --output; `omnivchat runs merge` joins them into one run.",
+        ),
+    ] = None,
 ) -> None:
     """Run a model on a benchmark into a resumable, auditable run directory.
 
@@ -105,7 +114,9 @@ def eval_command(
     """
     from omnivchat.benchmarks import RunOptions, Source
     from omnivchat.routes import ReplyAudio
+    from omnivchat.runs import Shard
 
+    chosen = Shard.parse(shard) if shard is not None else None  # a bad value: one line, before any work
     summary = run_benchmark(
         benchmark,
         Source(
@@ -125,6 +136,7 @@ def eval_command(
             concurrency=concurrency,
             limit=limit,
             reply_audio=ReplyAudio(voice=reply_audio, format=reply_audio_format.value) if reply_audio else None,
+            shard=chosen,
         ),
         max_attempts=max_attempts,
         progress=progress,
@@ -198,8 +210,9 @@ def run_benchmark(
     for note in summary.notes:
         err_console.print(f"[yellow]warning:[/] {escape(note)}", highlight=False)
     verb = "resumed" if summary.resumed else "ran"
+    part = f" of shard {options.shard.label}" if options.shard is not None else ""
     console.print(
-        f"{verb} {summary.total} items in {summary.elapsed_s:.1f} s: {summary.done} done "
+        f"{verb} {summary.total} items{part} in {summary.elapsed_s:.1f} s: {summary.done} done "
         f"({summary.reused} reused), {summary.failed} failed, {summary.attempts} requests sent"
     )
     print_failures(summary.failures, summary.first_errors)

@@ -58,6 +58,7 @@ from omnivchat.runs._runner import (
     run_tasks,
     run_tasks_async,
 )
+from omnivchat.runs._shards import Shard, ShardError, ShardRecord, manifest_shard, merge_stores, shard_of
 from omnivchat.runs._store import RunStore, StoredResult
 
 __all__ = [
@@ -91,6 +92,9 @@ __all__ = [
     "RunSummary",
     "Runner",
     "ServedModel",
+    "Shard",
+    "ShardError",
+    "ShardRecord",
     "StoredResult",
     "TaskWork",
     "attempt_counts",
@@ -102,6 +106,8 @@ __all__ = [
     "known_protocols",
     "lock_holder",
     "manifest_model",
+    "manifest_shard",
+    "merge_stores",
     "money",
     "package_record",
     "read_manifest",
@@ -113,6 +119,7 @@ __all__ = [
     "run_tasks_async",
     "served_changes",
     "served_status",
+    "shard_of",
     "source_hash",
     "store_counts",
     "tally",
