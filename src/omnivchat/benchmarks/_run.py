@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -55,15 +56,18 @@ def _work(
 
         return Pending(item.key, build, meta)
 
-    items = benchmark.items(dataset, options)
-    if options.shard is not None:  # a part of the items, chosen by their keys; the manifest says which
+    if options.shard is None:
+        items = benchmark.items(dataset, options)
+    else:  # a part of the items, chosen by their keys; the manifest says which (all of them: --limit runs fewer)
         shard = options.shard
-        items = [item for item in items if shard.holds(item.key)]
+        whole = benchmark.items(dataset, dataclasses.replace(options, limit=None))
+        chosen = [item for item in whole if shard.holds(item.key)]
         keys: dict[str, list[str]] = {}
-        for item in items:
+        for item in chosen:
             keys.setdefault(item.task, []).append(item.key)
         record = ShardRecord(index=shard.index, count=shard.count, items=keys)
         manifest = {**(manifest.dump() if isinstance(manifest, Manifest) else manifest), "shard": record.dump()}
+        items = chosen[: options.limit] if options.limit else chosen
     tasks: dict[str, list[Pending]] = {}
     for item in items:
         tasks.setdefault(item.task, []).append(pending(item))

@@ -360,6 +360,39 @@ def print_run_cost(cost: RunCost, *, writing: bool = False) -> None:
             console.print(f"  {kind}: {shown(totals)}", markup=False, highlight=False)
 
 
+@runs_app.command("merge")
+def merge_command(
+    shards: Annotated[list[Path], typer.Argument(help="The shard directories (every shard of one eval --shard I/N).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The merged run directory (new).")],
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option(
+            "--allow-incomplete", help="Merge shards that have failed or missing items (then so has the run)."
+        ),
+    ] = False,
+) -> None:
+    """Merge the shards of one run (eval --shard I/N, each in its own directory) into one run directory.
+
+    The shards must share one manifest but for the shard, and hold every item the run declares exactly once; a
+    missing shard or item, a duplicated one, or an incomplete shard (without --allow-incomplete) is refused, naming
+    it. The merged run holds every request, attempt, cost and verdict of the shards; its export is an unsharded
+    run's. Nothing is written over: OUTPUT must be new.
+    """
+    from omnivchat.benchmarks import merge_runs
+
+    summary = merge_runs(shards, output, allow_incomplete=allow_incomplete)
+    for note in summary.notes:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+    for line in summary.incomplete:
+        err_console.print(f"[yellow]incomplete:[/] {escape(line)}", highlight=False)
+    console.print(
+        f"merged {summary.shards} shards: {summary.done} of {summary.declared} items done"
+        + ("" if summary.done == summary.declared else " (the merged run is incomplete)"),
+        highlight=False,
+    )
+    console.print(f"wrote {output}/ (manifest.json, store.sqlite, invocations.jsonl)", highlight=False)
+
+
 def export_command(
     run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     output: Annotated[Path, typer.Option("--output", "-o", help="JSON file to write.")],

@@ -40,6 +40,8 @@ from omnivchat.runs._files import (
 )
 from omnivchat.runs._lock import LOCK_FILE, LOCKING, LockHolder, RunLocked, lock_holder, run_lock, writes_run_dir
 from omnivchat.runs._manifest import (
+    CODE_FIELDS,
+    RECORD_FIELDS,
     ManifestMismatch,
     differences,
     package_record,
@@ -63,10 +65,12 @@ from omnivchat.runs._store import RunStore, StoredResult
 
 __all__ = [
     "CANDIDATE",
+    "CODE_FIELDS",
     "LOCKING",
     "LOCK_FILE",
     "MANIFEST_FILE",
     "PROTOCOL",
+    "RECORD_FIELDS",
     "STORE_FILE",
     "Budget",
     "BudgetError",
