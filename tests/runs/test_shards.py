@@ -191,15 +191,37 @@ def test_an_incomplete_shard_is_refused_unless_allowed_and_then_the_run_says_so(
     done = tmp_path / "s1"
     assert native(done, "--shard", "1/2").exit_code == 0
     broken = tmp_path / "s2"
-    result = native(broken, "--shard", "2/2", "--limit", "1")  # a smoke run: 1 of its 4 items
+    result = native(broken, "--shard", "2/2", "--limit", "3")  # of the bench's first 3, the 2 in this shard
     assert result.exit_code == 0, result.output
     assert len(manifest(broken)["shard"]["items"]["candidate"]) == 4  # it declares its whole part
     refused = merge(done, broken, out=tmp_path / "merged")
     assert refused.exit_code == 2 and f"incomplete shard: {broken} (shard 2/2)" in refused.output
     allowed = merge(done, broken, out=tmp_path / "merged", extra=("--allow-incomplete",))
     assert allowed.exit_code == 0 and "the merged run is incomplete" in allowed.output
-    assert "merged 2 shards: 5 of 8 items done" in allowed.output
+    assert "merged 2 shards: 6 of 8 items done" in allowed.output
     export = exported(tmp_path / "merged", tmp_path, "--allow-incomplete")
-    assert export["status"] == "incomplete" and export["counts"]["candidate"]["not_run"] == 3
+    assert export["status"] == "incomplete" and export["counts"]["candidate"]["not_run"] == 2
     refused_export = run("export", str(tmp_path / "merged"), "-o", str(tmp_path / "x.json"))
     assert refused_export.exit_code == 2 and "incomplete" in refused_export.output
+
+
+def test_socialomni_shards_merge_to_the_unsharded_run_and_its_summary(tmp_path: Path) -> None:
+    from socialomni_factory import make_socialomni
+
+    annotations, media, _ = make_socialomni(tmp_path / "so")
+
+    def so(out: Path, *extra: str) -> Any:
+        args = ("eval", "--benchmark", "socialomni", "--data", str(annotations), "--media", str(media))
+        return run(*args, "--model", "sim:healthy", "--limit", "4", "-o", str(out), "--no-progress", *extra)
+
+    for i in (1, 2):
+        assert so(tmp_path / f"s{i}", "--shard", f"{i}/2").exit_code == 0
+    assert so(tmp_path / "whole").exit_code == 0
+    merged = run("runs", "merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "-o", str(tmp_path / "merged"))
+    assert merged.exit_code == 0, merged.output
+    assert "10 of 10 items done" in merged.output
+    # How is judged later: both exports are incomplete alike; compared as JSON values (the order of keys aside)
+    ours = exported(tmp_path / "merged", tmp_path, "--allow-incomplete")
+    assert ours == exported(tmp_path / "whole", tmp_path, "--allow-incomplete")
+    summary = json.loads((tmp_path / "merged" / "summary.json").read_text())  # written again from the merged store
+    assert summary == json.loads((tmp_path / "whole" / "summary.json").read_text())

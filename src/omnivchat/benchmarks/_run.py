@@ -56,18 +56,18 @@ def _work(
 
         return Pending(item.key, build, meta)
 
-    if options.shard is None:
-        items = benchmark.items(dataset, options)
-    else:  # a part of the items, chosen by their keys; the manifest says which (all of them: --limit runs fewer)
+    items = benchmark.items(dataset, options)
+    if options.shard is not None:  # a part of the items, chosen by their keys; the manifest says which
         shard = options.shard
-        whole = benchmark.items(dataset, dataclasses.replace(options, limit=None))
-        chosen = [item for item in whole if shard.holds(item.key)]
+        # It declares its whole part (as a native run declares its whole bench): --limit runs fewer of them.
+        whole = benchmark.items(dataset, dataclasses.replace(options, limit=None)) if options.limit else items
         keys: dict[str, list[str]] = {}
-        for item in chosen:
-            keys.setdefault(item.task, []).append(item.key)
+        for item in whole:
+            if shard.holds(item.key):
+                keys.setdefault(item.task, []).append(item.key)
         record = ShardRecord(index=shard.index, count=shard.count, items=keys)
         manifest = {**(manifest.dump() if isinstance(manifest, Manifest) else manifest), "shard": record.dump()}
-        items = chosen[: options.limit] if options.limit else chosen
+        items = [item for item in items if shard.holds(item.key)]
     tasks: dict[str, list[Pending]] = {}
     for item in items:
         tasks.setdefault(item.task, []).append(pending(item))
