@@ -83,6 +83,7 @@ def test_a_shard_runs_its_items_only_and_resumes_only_as_itself(tmp_path: Path) 
     assert whole.exit_code == 2 and "shard.index: removed" in whole.output
     shown = run("runs", "show", str(tmp_path / "s1"))
     assert shown.exit_code == 0 and "│         4 │    4 │" in shown.output  # 4 declared, not the bench's 8
+    assert "Shard 1/2: the counts are this shard's items" in shown.output
     export = exported(tmp_path / "s1", tmp_path)
     assert export["status"] == "complete" and len(export["records"]) == 4
 

@@ -173,6 +173,8 @@ def _status(run_dir: Path, declared: Declared) -> RunStatus:
         "condition": manifest.value("condition") or "both",
         **declared.status,
     }
+    if (shard := manifest_shard(manifest)) is not None:  # its counts are its own items': said beside them
+        fields["shard"] = shard.label
     if fields["kind"] == "run":  # one bench: its instances, counted
         fields["instances"] = next(iter(per_task.values()), None)
     else:

@@ -287,6 +287,8 @@ def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]
             if counts is None
             else [tuple(str(n) for n in (counts.declared, counts.done, counts.failed, counts.not_run))]
         )
+    if status.shard is not None:
+        console.print(f"Shard {status.shard}: the counts are this shard's items (omnivchat runs merge joins them)")
     if status.prompts:  # which prompt ran: omnivchat's own is not the paper's protocol
         shown_prompts = "; ".join(f"{kind} {label}" for kind, label in status.prompts.items())
         console.print(f"Prompts: {shown_prompts}", markup=False, highlight=False)
