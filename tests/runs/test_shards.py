@@ -226,3 +226,16 @@ def test_socialomni_shards_merge_to_the_unsharded_run_and_its_summary(tmp_path: 
     assert ours == exported(tmp_path / "whole", tmp_path, "--allow-incomplete")
     summary = json.loads((tmp_path / "merged" / "summary.json").read_text())  # written again from the merged store
     assert summary == json.loads((tmp_path / "whole" / "summary.json").read_text())
+
+
+def test_a_damaged_or_busy_shard_is_one_error_line(shards: list[Path], tmp_path: Path) -> None:
+    from omnivchat.runs import run_lock
+
+    with run_lock(shards[1], "eval"):  # a writer at work: its counts are progress, not a shard to merge
+        busy = merge(*shards, out=tmp_path / "merged")
+    assert busy.exit_code == 2 and f"{shards[1]}: being written now by pid" in busy.output
+    (shards[1] / "store.sqlite").write_bytes(b"not a database" * 100)
+    damaged = merge(*shards, out=tmp_path / "merged")
+    assert damaged.exit_code == 2, damaged.output
+    assert len(damaged.output.strip().splitlines()) == 1 and str(shards[1]) in damaged.output
+    assert not (tmp_path / "merged").exists() and not any(p.name.startswith(".merged") for p in tmp_path.iterdir())

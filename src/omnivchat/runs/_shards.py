@@ -99,6 +99,9 @@ def merge_stores(sources: list[Path], target: Path) -> None:
                     db.execute("BEGIN")
                     _copy_rows(db, source)
                     db.execute("COMMIT")
+                except sqlite3.DatabaseError as err:
+                    db.execute("ROLLBACK")
+                    raise RunError(f"{source}: not a readable run store ({err}); the shard is damaged") from None
                 except BaseException:
                     db.execute("ROLLBACK")
                     raise
