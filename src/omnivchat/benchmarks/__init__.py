@@ -76,6 +76,7 @@ from omnivchat.benchmarks._registry import (
     registered,
 )
 from omnivchat.benchmarks._run import estimate, evaluate
+from omnivchat.benchmarks._shards import MergeError, MergeSummary, merge_runs
 from omnivchat.benchmarks._spoken import SPOKEN_METRIC, SpokenScoring, TranscribeSummary, transcribe_run
 
 __all__ = [
@@ -95,6 +96,8 @@ __all__ = [
     "JudgeOutcome",
     "Judged",
     "MediaRoots",
+    "MergeError",
+    "MergeSummary",
     "OptionsModel",
     "OtherDirectories",
     "OwnOptions",
@@ -124,6 +127,7 @@ __all__ = [
     "hf",
     "load_plugins",
     "lvomnibench",
+    "merge_runs",
     "native",
     "omnibench",
     "package_of",

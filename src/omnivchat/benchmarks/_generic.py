@@ -34,6 +34,7 @@ from omnivchat.runs import (
     RunStore,
     attempt_counts,
     item_costs,
+    manifest_shard,
     served_status,
     store_counts,
     tally,
@@ -122,15 +123,23 @@ def save_scores(run_dir: Path, scores: Scores) -> Path:
 def manifest_tasks(run_dir: Path) -> dict[str, list[str]]:
     """The keys of a run's items by task, from its manifest's ``items`` (key -> task): what a benchmark that scores
     from its own records declared."""
+    manifest = read_run_manifest(run_dir)
+    if (shard := manifest_shard(manifest)) is not None:  # a shard declares its own part of the items
+        return {task: list(keys) for task, keys in shard.items.items()}
     tasks: dict[str, list[str]] = {}
-    for key, task in dict(read_run_manifest(run_dir).value("items") or {}).items():
+    for key, task in dict(manifest.value("items") or {}).items():
         tasks.setdefault(str(task), []).append(str(key))
     return tasks
 
 
 def _declared(benchmark: object, run_dir: Path) -> Declared:
+    """The items a run declares by task (a shard: its own part, listed in its manifest)."""
     if isinstance(benchmark, DeclaresItems):
-        return benchmark.declared(run_dir)
+        declared = benchmark.declared(run_dir)
+        shard = manifest_shard(read_run_manifest(run_dir))
+        if shard is None:
+            return declared
+        return Declared({task: list(keys) for task, keys in shard.items.items()}, declared.status)
     return Declared(dict(manifest_tasks(run_dir)))
 
 
@@ -164,6 +173,8 @@ def _status(run_dir: Path, declared: Declared) -> RunStatus:
         "condition": manifest.value("condition") or "both",
         **declared.status,
     }
+    if (shard := manifest_shard(manifest)) is not None:  # its counts are its own items': said beside them
+        fields["shard"] = shard.label
     if fields["kind"] == "run":  # one bench: its instances, counted
         fields["instances"] = next(iter(per_task.values()), None)
     else:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from omnivchat.judges import Aggregate, ItemResult, JudgesConfig, Scores
 from omnivchat.routes import ChatRequest, ReplyAudio, Route, Sampling
-from omnivchat.runs import Manifest, RunStatus
+from omnivchat.runs import Manifest, RunStatus, Shard
 
 __all__ = [
     "Benchmark",
@@ -88,6 +88,7 @@ class RunOptions:
     manifest_extra: dict[str, Any] = field(default_factory=dict)
     simulated: bool = False  # set from the route: only a simulated model is told the answer (its oracle)
     reply_audio: ReplyAudio | None = None  # ask every request for a spoken reply too (recorded in the manifest)
+    shard: Shard | None = None  # run only this part of the items, by their keys (recorded in the manifest)
 
 
 @dataclass

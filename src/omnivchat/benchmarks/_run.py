@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from omnivchat.runs import (
     Pending,
     RetryPolicy,
     RunSummary,
+    ShardRecord,
     TaskWork,
     estimate_tasks,
     run_tasks,
@@ -54,8 +56,20 @@ def _work(
 
         return Pending(item.key, build, meta)
 
+    items = benchmark.items(dataset, options)
+    if options.shard is not None:  # a part of the items, chosen by their keys; the manifest says which
+        shard = options.shard
+        # It declares its whole part (as a native run declares its whole bench): --limit runs fewer of them.
+        whole = benchmark.items(dataset, dataclasses.replace(options, limit=None)) if options.limit else items
+        keys: dict[str, list[str]] = {}
+        for item in whole:
+            if shard.holds(item.key):
+                keys.setdefault(item.task, []).append(item.key)
+        record = ShardRecord(index=shard.index, count=shard.count, items=keys)
+        manifest = {**(manifest.dump() if isinstance(manifest, Manifest) else manifest), "shard": record.dump()}
+        items = [item for item in items if shard.holds(item.key)]
     tasks: dict[str, list[Pending]] = {}
-    for item in benchmark.items(dataset, options):
+    for item in items:
         tasks.setdefault(item.task, []).append(pending(item))
     label = f"{route.model_id} [{options.condition}]"
     work = [

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from omnivchat.cli._app import console, err_console, fail
 
-bench_app = typer.Typer(help="Build benches offline.", no_args_is_help=True)
+bench_app = typer.Typer(help="Build benches offline; merge the shards of a synthesis.", no_args_is_help=True)
 
 
 @bench_app.command("make")
@@ -126,3 +126,33 @@ def validate_command(
     console.print(
         _counts_table("By turns", Counter(str(len(i.turns)) for i in sorted(instances, key=lambda i: len(i.turns))))
     )
+
+
+@bench_app.command("merge")
+def bench_merge_command(
+    shards: Annotated[
+        list[Path], typer.Argument(help="The shard directories (every shard of one studio run --shard I/N).")
+    ],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The merged bench directory (new).")],
+    allow_incomplete: Annotated[
+        bool, typer.Option("--allow-incomplete", help="Merge shards with instances not yet ended (left out, listed).")
+    ] = False,
+) -> None:
+    """Merge the shards of one synthesis (studio run --shard I/N, each in its own directory) into one bench.
+
+    The shards must share one synthesis (the same settings but for the shard), and every planned instance must
+    have ended in the one shard its id hashes to; a missing or duplicated shard or instance is refused, naming it.
+    The bench gets every trace, accepted record and clip (copied), and the bench files the unsharded synthesis
+    writes. Nothing is written over: OUTPUT must be new.
+    """
+    from omnivchat.studio.engine import merge_benches
+
+    summary = merge_benches(shards, output, allow_incomplete=allow_incomplete)
+    for line in summary.incomplete[:10]:
+        err_console.print(f"[yellow]not ended:[/] {escape(line)}", highlight=False)
+    console.print(
+        f"merged {summary.shards} shards: {summary.accepted} accepted of {summary.planned} planned instances"
+        + (f" ({len(summary.incomplete)} not ended, left out)" if summary.incomplete else ""),
+        highlight=False,
+    )
+    console.print(f"wrote {output} (bench.yaml, instances.jsonl, media/; traces under {output / 'studio' / 'traces'})")

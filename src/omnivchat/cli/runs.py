@@ -93,6 +93,15 @@ def eval_command(
         ReplyFormat,
         typer.Option("--reply-audio-format", help="audio.format asked (DashScope: wav only; OpenAI streams pcm16)."),
     ] = ReplyFormat.wav,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            metavar="I/N",
+            help="Run only shard I of N (numbered from 1): the items whose key hashes to it, the same on every "
+            "machine. Give each shard its own --output; `omnivchat runs merge` joins them into one run.",
+        ),
+    ] = None,
 ) -> None:
     """Run a model on a benchmark into a resumable, auditable run directory.
 
@@ -105,7 +114,9 @@ def eval_command(
     """
     from omnivchat.benchmarks import RunOptions, Source
     from omnivchat.routes import ReplyAudio
+    from omnivchat.runs import Shard
 
+    chosen = Shard.parse(shard) if shard is not None else None  # a bad value: one line, before any work
     if str(bench).startswith("hf:/"):  # hf://ORG/NAME[@REVISION] (a Path has collapsed the '//')
         from omnivchat.benchmarks.download import resolve
 
@@ -132,6 +143,7 @@ def eval_command(
             concurrency=concurrency,
             limit=limit,
             reply_audio=ReplyAudio(voice=reply_audio, format=reply_audio_format.value) if reply_audio else None,
+            shard=chosen,
         ),
         max_attempts=max_attempts,
         progress=progress,
@@ -205,8 +217,9 @@ def run_benchmark(
     for note in summary.notes:
         err_console.print(f"[yellow]warning:[/] {escape(note)}", highlight=False)
     verb = "resumed" if summary.resumed else "ran"
+    part = f" of shard {options.shard.label}" if options.shard is not None else ""
     console.print(
-        f"{verb} {summary.total} items in {summary.elapsed_s:.1f} s: {summary.done} done "
+        f"{verb} {summary.total} items{part} in {summary.elapsed_s:.1f} s: {summary.done} done "
         f"({summary.reused} reused), {summary.failed} failed, {summary.attempts} requests sent"
     )
     print_failures(summary.failures, summary.first_errors)
@@ -281,6 +294,8 @@ def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]
             if counts is None
             else [tuple(str(n) for n in (counts.declared, counts.done, counts.failed, counts.not_run))]
         )
+    if status.shard is not None:
+        console.print(f"Shard {status.shard}: the counts are this shard's items (omnivchat runs merge joins them)")
     if status.prompts:  # which prompt ran: omnivchat's own is not the paper's protocol
         shown_prompts = "; ".join(f"{kind} {label}" for kind, label in status.prompts.items())
         console.print(f"Prompts: {shown_prompts}", markup=False, highlight=False)
@@ -352,6 +367,39 @@ def print_run_cost(cost: RunCost, *, writing: bool = False) -> None:
     if len(cost.by_kind) > 1:
         for kind, totals in sorted(cost.by_kind.items()):
             console.print(f"  {kind}: {shown(totals)}", markup=False, highlight=False)
+
+
+@runs_app.command("merge")
+def merge_command(
+    shards: Annotated[list[Path], typer.Argument(help="The shard directories (every shard of one eval --shard I/N).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The merged run directory (new).")],
+    allow_incomplete: Annotated[
+        bool,
+        typer.Option(
+            "--allow-incomplete", help="Merge shards that have failed or missing items (then so has the run)."
+        ),
+    ] = False,
+) -> None:
+    """Merge the shards of one run (eval --shard I/N, each in its own directory) into one run directory.
+
+    The shards must share one manifest but for the shard, and hold every item the run declares exactly once; a
+    missing shard or item, a duplicated one, or an incomplete shard (without --allow-incomplete) is refused, naming
+    it. The merged run holds every request, attempt, cost and verdict of the shards; its export is an unsharded
+    run's. Nothing is written over: OUTPUT must be new.
+    """
+    from omnivchat.benchmarks import merge_runs
+
+    summary = merge_runs(shards, output, allow_incomplete=allow_incomplete)
+    for note in summary.notes:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False)
+    for line in summary.incomplete:
+        err_console.print(f"[yellow]incomplete:[/] {escape(line)}", highlight=False)
+    console.print(
+        f"merged {summary.shards} shards: {summary.done} of {summary.declared} items done"
+        + ("" if summary.done == summary.declared else " (the merged run is incomplete)"),
+        highlight=False,
+    )
+    console.print(f"wrote {output}/ (manifest.json, store.sqlite, invocations.jsonl)", highlight=False)
 
 
 def export_command(

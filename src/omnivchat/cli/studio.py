@@ -78,6 +78,15 @@ def studio_run_command(
             "examples/studio/figure3-counts.yaml for the paper's 2,800.",
         ),
     ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            metavar="I/N",
+            help="Synthesize only shard I of N (numbered from 1): the instances whose id hashes to it. Give each "
+            "shard its own --output; `omnivchat bench merge` joins them into one bench.",
+        ),
+    ] = None,
 ) -> None:
     """Synthesize N instances of each subcategory (or per-subcategory counts: --n-per, --counts): attribute and
     corpus sampling (Eq. 7), the single-turn (modules 0-14) or multi-turn (a-n) state machine with bounded repair,
@@ -90,6 +99,7 @@ def studio_run_command(
     instance whose next call would pass it stops, not run (exit status 3), and a rerun with a larger budget
     resumes it. (No --dry-run: how many calls an instance needs depends on its answers.)"""
     from omnivchat._progress import progress_bar
+    from omnivchat.runs import Shard
     from omnivchat.studio.backends import make_agents
     from omnivchat.studio.config import load_all, load_config
     from omnivchat.studio.engine import (
@@ -100,6 +110,7 @@ def studio_run_command(
         studio_run,
     )
 
+    part = Shard.parse(shard) if shard is not None else None  # a bad value: one line, before any work
     if all_ == bool(config):
         raise fail("give --all or --config SUBCAT (one of them)")
     configs = load_all() if all_ else [load_config(c) for c in config or []]
@@ -138,6 +149,7 @@ def studio_run_command(
             budget_usd=budget,
             repairs=repair_limits,
             counts=counts,
+            shard=part,
         )
     ended = summary.accepted + sum(summary.discarded.values())
     console.print(

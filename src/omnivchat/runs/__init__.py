@@ -40,6 +40,8 @@ from omnivchat.runs._files import (
 )
 from omnivchat.runs._lock import LOCK_FILE, LOCKING, LockHolder, RunLocked, lock_holder, run_lock, writes_run_dir
 from omnivchat.runs._manifest import (
+    CODE_FIELDS,
+    RECORD_FIELDS,
     ManifestMismatch,
     differences,
     package_record,
@@ -58,14 +60,17 @@ from omnivchat.runs._runner import (
     run_tasks,
     run_tasks_async,
 )
+from omnivchat.runs._shards import Shard, ShardError, ShardRecord, manifest_shard, merge_stores, shard_of
 from omnivchat.runs._store import RunStore, StoredResult
 
 __all__ = [
     "CANDIDATE",
+    "CODE_FIELDS",
     "LOCKING",
     "LOCK_FILE",
     "MANIFEST_FILE",
     "PROTOCOL",
+    "RECORD_FIELDS",
     "STORE_FILE",
     "Budget",
     "BudgetError",
@@ -91,6 +96,9 @@ __all__ = [
     "RunSummary",
     "Runner",
     "ServedModel",
+    "Shard",
+    "ShardError",
+    "ShardRecord",
     "StoredResult",
     "TaskWork",
     "attempt_counts",
@@ -102,6 +110,8 @@ __all__ = [
     "known_protocols",
     "lock_holder",
     "manifest_model",
+    "manifest_shard",
+    "merge_stores",
     "money",
     "package_record",
     "read_manifest",
@@ -113,6 +123,7 @@ __all__ = [
     "run_tasks_async",
     "served_changes",
     "served_status",
+    "shard_of",
     "source_hash",
     "store_counts",
     "tally",

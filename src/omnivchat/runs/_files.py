@@ -181,6 +181,7 @@ class RunStatus(BaseModel):
     )
     tasks: dict[str, ItemCounts] | None = Field(default=None, description="Per task: its items, counted.")
     limit: int | None = Field(default=None, description="The declared --limit of a run with tasks.")
+    shard: str | None = Field(default=None, description="I/N: the shard of a run made with eval --shard.")
     panel: str | None = Field(default=None, description="A judging directory's panel.")
     judges: dict[str, JudgeCounts] | None = Field(default=None, description="A judging directory's judges.")
     attempts: dict[str, int] = Field(default_factory=dict, description="Attempts by outcome (ok, failed, ...).")

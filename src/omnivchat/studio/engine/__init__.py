@@ -20,6 +20,7 @@ from omnivchat.studio.engine._calls import (
     report_cost,
 )
 from omnivchat.studio.engine._counts import CountsError, instance_counts, parse_count_items, read_counts_file
+from omnivchat.studio.engine._merge import BenchMergeError, BenchMergeSummary, merge_benches
 from omnivchat.studio.engine._pipeline import BUDGET_KINDS, Budgets, Job, Result, Synthesis, effective_budgets
 from omnivchat.studio.engine._run import (
     StudioError,
@@ -62,6 +63,8 @@ __all__ = [
     "Answer",
     "Aspect",
     "Assignment",
+    "BenchMergeError",
+    "BenchMergeSummary",
     "Budgets",
     "Caption",
     "Clip",
@@ -95,6 +98,7 @@ __all__ = [
     "instance_counts",
     "keep_settings",
     "load_corpus",
+    "merge_benches",
     "parse_count_items",
     "parse_repair_budgets",
     "plan_jobs",

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -47,6 +47,9 @@ from omnivchat.studio.engine._pipeline import (
 )
 from omnivchat.studio.engine._trace import ClipStamp, Trace
 from omnivchat.studio.engine._types import Passage
+
+if TYPE_CHECKING:
+    from omnivchat.runs import Shard
 
 STUDIO_DIR = "studio"
 MANIFEST = "manifest.json"
@@ -72,6 +75,7 @@ class StudioManifest(BaseModel):
     corpus: str = Field(description="sha256 of the corpus file.")
     budgets: dict[str, int]
     agents: dict[str, str] = Field(default_factory=dict, description="Director, Renderer and Reviewer (name, version).")
+    shard: str | None = Field(default=None, description="I/N: only the instances whose id hashes to shard I of N.")
 
 
 @dataclass
@@ -161,13 +165,32 @@ def plan_jobs(
             if pool is not None and rng.random() < pool.probability:
                 extra = rng.choice(pool.options)
             chosen = sample_passages(list(passages), 3, language_of=lambda p: p.language, rng=rng)
-            instance_id = (
-                f"{config.code.lower()}-{hashlib.sha256(f'{seed}:{config.code}:{i}'.encode()).hexdigest()[:8]}"
-            )
             jobs.append(
-                Job(instance_id, config, dict(assignment), extra, tuple(chosen), _int_seed(seed, config.code, i))
+                Job(
+                    instance_id(seed, config.code, i),
+                    config,
+                    dict(assignment),
+                    extra,
+                    tuple(chosen),
+                    _int_seed(seed, config.code, i),
+                )
             )
     return jobs
+
+
+def instance_id(seed: int, code: str, i: int) -> str:
+    """The id of the ``i``-th instance (from 0) of subcategory ``code`` in a synthesis seeded ``seed``: the same for
+    every corpus, backend and shard (what a shard is chosen by, and what a merge checks coverage with)."""
+    return f"{code.lower()}-{hashlib.sha256(f'{seed}:{code}:{i}'.encode()).hexdigest()[:8]}"
+
+
+def planned_ids(manifest: StudioManifest) -> list[str]:
+    """Every instance id a synthesis plans (all its shards), in plan order, from its manifest alone."""
+    return [
+        instance_id(manifest.seed, code, i)
+        for code in manifest.configs
+        for i in range(manifest.counts.get(code, manifest.n))
+    ]
 
 
 def studio_run(
@@ -187,6 +210,7 @@ def studio_run(
     budget_usd: float | None = None,
     repairs: Mapping[str, int] | None = None,
     counts: Mapping[str, int] | None = None,
+    shard: Shard | None = None,
 ) -> Summary:
     """Synthesize ``n`` instances of each configuration (``counts[code]`` for a code it names) into the bench
     directory ``output`` (see the module docstring). ``on_start(total, already_done)`` and ``on_done(trace)``
@@ -201,7 +225,10 @@ def studio_run(
 
     ``counts``: instances by subcategory code (Figure 3's are not one n for all); a code not among ``configs`` or
     a count below 1 raises CountsError. Recorded in the manifest: a rerun with other counts is refused, as with
-    another ``n``."""
+    another ``n``.
+
+    ``shard``: only the instances whose id hashes to it (recorded in the manifest; ``merge_benches`` joins the
+    shards)."""
     from omnivchat.bench import check_subcategory
     from omnivchat.runs import Budget, run_lock
     from omnivchat.studio.engine._counts import instance_counts
@@ -232,6 +259,7 @@ def studio_run(
         corpus=_file_hash(corpus_path),
         budgets={k: getattr(budgets, k) for k in BUDGET_KINDS},  # a configuration's own are in its hash
         agents=agents.names(),
+        shard=None if shard is None else shard.label,
     )
     from omnivchat.runs import lock_holder
 
@@ -293,6 +321,11 @@ def _synthesize(
 ) -> Summary:
     studio = output / STUDIO_DIR
     jobs = plan_jobs(configs, passages, n=manifest.n, seed=manifest.seed, counts=manifest.counts)
+    if manifest.shard is not None:  # this shard's instances only, by their ids
+        from omnivchat.runs import Shard
+
+        part = Shard.parse(manifest.shard)
+        jobs = [job for job in jobs if part.holds(job.id)]
     summary = Summary()
     started = time.monotonic()
     todo = []
@@ -337,7 +370,7 @@ def _synthesize(
         summary.call_cost = calls.cost
         calls.close()
     _tally(output, jobs, summary)
-    summary.bench = _write_bench(output, manifest, jobs)
+    summary.bench = write_bench(output, manifest, [job.id for job in jobs])
     summary.seconds = time.monotonic() - started
     return summary
 
@@ -531,23 +564,23 @@ def _tally(output: Path, jobs: Sequence[Job], summary: Summary) -> None:
         summary.repairs.update(trace.repairs)
 
 
-def _write_bench(output: Path, manifest: StudioManifest, jobs: Sequence[Job]) -> Path | None:
+def write_bench(output: Path, manifest: StudioManifest, ids: Sequence[str]) -> Path | None:
     """bench.yaml and instances.jsonl from the accepted records of this run's instances; None (nothing written)
     when none was accepted. A record that is missing or damaged is an error naming it: the bench is never written
     without an instance that was accepted."""
     from omnivchat.bench import Bench, BenchInfo, Instance, load_bench, save_bench
 
     instances = []
-    for job in jobs:
-        trace_path = _trace_path(output, job.id)
+    for job_id in ids:
+        trace_path = _trace_path(output, job_id)
         if not trace_path.is_file() or read_trace(trace_path).status != "accepted":
             continue
-        record = output / STUDIO_DIR / "accepted" / f"{job.id}.json"
-        redo = f"delete {trace_path} to synthesize {job.id} again (its calls are replayed)"
+        record = output / STUDIO_DIR / "accepted" / f"{job_id}.json"
+        redo = f"delete {trace_path} to synthesize {job_id} again (its calls are replayed)"
         try:
             instances.append(Instance.model_validate_json(record.read_text(encoding="utf-8")))
         except FileNotFoundError:
-            raise StudioError(f"{record} is missing although {job.id} was accepted: {redo}") from None
+            raise StudioError(f"{record} is missing although {job_id} was accepted: {redo}") from None
         except (OSError, UnicodeDecodeError, ValidationError) as err:
             first = str(err).splitlines()[0]
             raise StudioError(f"{record}: not a bench record ({first}): {redo}") from None
