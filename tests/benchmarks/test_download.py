@@ -247,13 +247,14 @@ def omnibench_rows(m: dict[str, bytes]) -> list[dict[str, object]]:
     return rows
 
 
-def omnibench_parquet(rows: list[dict[str, object]]) -> bytes:
+def omnibench_parquet(rows: list[dict[str, object]], without: str = "") -> bytes:
     """The hub's parquet: small row groups (read one at a time), the ``datasets`` features in the metadata."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     media = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
-    fields = [(k, pa.large_string() if k != "index" else pa.int64()) for k in rows[0] if k not in ("audio", "image")]
+    fields = [(k, pa.large_string() if k != "index" else pa.int64()) for k in rows[-1] if k not in ("audio", "image")]
+    fields = [(k, t) for k, t in fields if k != without]
     schema = pa.schema(
         [(k, pa.list_(pa.string()) if k == "options" else t) for k, t in fields] + [("audio", media), ("image", media)]
     )
@@ -394,6 +395,21 @@ def test_an_omnibench_row_without_its_media_is_refused_naming_its_index(
     with pytest.raises(DownloadError, match=r"\(index 7\): audio_path: 'mm_data/audio/../../escaped.mp3' would land"):
         get("omnibench", tmp_path / "ob", say=quiet)
     assert not (tmp_path / "escaped.mp3").exists()
+    # a row without its name field is named by its cell's own path; without either, refused
+    rows = omnibench_rows(omni_media)
+    del rows[0]["audio_path"]
+    repo.files["data/train-00000-of-00001.parquet"] = omnibench_parquet(rows, without="audio_path")
+    repo.commit = "c" * 40
+    get("omnibench", tmp_path / "named-by-cell", say=quiet)
+    first = json.loads((tmp_path / "named-by-cell/dataset/batch-5_1142_20240817.jsonl").read_text().splitlines()[0])
+    assert (
+        first["audio_path"] == "2-0001.mp4.mp3" and (tmp_path / "named-by-cell/mm_data/audio/2-0001.mp4.mp3").is_file()
+    )
+    rows[0]["audio"] = {"bytes": omni_media["mp3"], "path": None}
+    repo.files["data/train-00000-of-00001.parquet"] = omnibench_parquet(rows, without="audio_path")
+    repo.commit = "d" * 40
+    with pytest.raises(DownloadError, match=r"row 0 \(index 2\): no 'audio_path' to name its audio file"):
+        get("omnibench", tmp_path / "unnamed", say=quiet)
     # the hub fixed: the same folder resumes the conversion and loads
     repo.files["data/train-00000-of-00001.parquet"] = omnibench_parquet(omnibench_rows(omni_media))
     repo.commit = "a" * 40

@@ -28,7 +28,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO
 
 from omnivchat._files import PathOutside, check_output_dir, confine, path_escape
@@ -525,8 +525,12 @@ def _convert(spec: Embedded, parquets: list[tuple[HubFile, Path]], out: Path, ma
                     for row in batch.to_pylist():
                         label = f"{what}: {hub_file.path}: row {rows} ({spec.key} {row.get(spec.key)!r})"
                         for column, name_field, folder in spec.media:
-                            _write_cell(row.pop(column), row.get(name_field), column, name_field, folder, out,
-                                        marker, started, written, label)  # fmt: skip
+                            cell = row.pop(column)
+                            if not row.get(name_field) and isinstance(cell, dict) and cell.get("path"):
+                                # without the name field, the cell's own file name (unconfirmed which the hub has)
+                                row[name_field] = PurePosixPath(str(cell["path"]).replace("\\", "/")).name
+                            _write_cell(cell, row.get(name_field), column, name_field, folder, out, marker,
+                                        started, written, label)  # fmt: skip
                         lines.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
                         rows += 1
                 say(f"converted {hub_file.path}: {rows} rows")
