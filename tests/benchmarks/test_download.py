@@ -197,14 +197,93 @@ def quiz_repo(m: dict[str, bytes]) -> HubRepo:
     return HubRepo({"data/test-00000-of-00001.parquet": buf.getvalue(), "clips/tone.mp4": m["mp4"]}, commit="6" * 40)
 
 
+@pytest.fixture(scope="module")
+def omni_media(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """A short mp3 and a small png, as OmniBench's mm_data holds."""
+    root = tmp_path_factory.mktemp("omni-media")
+    ffmpeg(
+        "-f",
+        "lavfi",
+        "-i",
+        "sine=frequency=440:sample_rate=16000",
+        "-t",
+        "1",
+        "-c:a",
+        "libmp3lame",
+        str(root / "a.mp3"),
+    )
+    ffmpeg("-f", "lavfi", "-i", "testsrc=size=64x48", "-frames:v", "1", str(root / "i.png"))
+    return {"mp3": (root / "a.mp3").read_bytes(), "png": (root / "i.png").read_bytes()}
+
+
+def omnibench_rows(m: dict[str, bytes]) -> list[dict[str, object]]:
+    """Rows in the shape of the real release (the fields of the GitHub JSON-lines file, the names of its files),
+    with the media embedded as the hub's ``datasets`` library stores them: a struct {bytes, path}. Two rows share
+    one picture, as questions on the same image do."""
+    rows: list[dict[str, object]] = []
+    for index, audio_type, image in (
+        (2, "speech", "6-0044.png"),
+        (6, "sound event", "6-0044.png"),
+        (7, "music", "9_001.png"),
+    ):
+        options = ["A tone plays.", "Someone speaks.", "Drums play.", "Nothing is heard."]
+        audio = f"{index}-0001.mp4.mp3"
+        rows.append(
+            {
+                "index": index,
+                "task type": "Action and Activity",
+                "audio type": audio_type,
+                "question": "What is heard while the picture shows?",
+                "options": options,
+                "answer": options[0],
+                "audio_path": audio,
+                "image_path": image,
+                "audio content": "A: (a tone)",
+                "image content": "A test pattern of coloured bars.",
+                "audio": {"bytes": m["mp3"], "path": audio},
+                "image": {"bytes": m["png"], "path": image},
+            }
+        )
+    return rows
+
+
+def omnibench_parquet(rows: list[dict[str, object]], without: str = "") -> bytes:
+    """The hub's parquet: small row groups (read one at a time), the ``datasets`` features in the metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    media = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    fields = [(k, pa.large_string() if k != "index" else pa.int64()) for k in rows[-1] if k not in ("audio", "image")]
+    fields = [(k, t) for k, t in fields if k != without]
+    schema = pa.schema(
+        [(k, pa.list_(pa.string()) if k == "options" else t) for k, t in fields] + [("audio", media), ("image", media)]
+    )
+    features = {"audio": {"_type": "Audio"}, "image": {"_type": "Image"}}
+    schema = schema.with_metadata({"huggingface": json.dumps({"info": {"features": features}})})
+    buf = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), buf, row_group_size=2)
+    return buf.getvalue()
+
+
+def omnibench_repo(m: dict[str, bytes]) -> HubRepo:
+    """m-a-p/OmniBench as the hub holds it: data/train-*.parquet (push_to_hub's names) and a card."""
+    return HubRepo(
+        {"data/train-00000-of-00001.parquet": omnibench_parquet(omnibench_rows(m)), "README.md": b"# OmniBench\n"},
+        commit="7" * 40,
+    )
+
+
 @pytest.fixture
-def hub(media: dict[str, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> HubServer:
+def hub(
+    media: dict[str, bytes], omni_media: dict[str, bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> HubServer:
     repos = {
         "liarliar/Daily-Omni": dailyomni_repo(media),
         "honglyhly/WorldSense": worldsense_repo(media),
         "KD-TAO/LVOmniBench": lvomnibench_repo(media),
         "lmms-lab/Video-MME": videomme_repo(media),
         "someone/av-quiz": quiz_repo(media),
+        "m-a-p/OmniBench": omnibench_repo(omni_media),
     }
     with HubServer(repos) as server:
         monkeypatch.setenv("HF_ENDPOINT", server.endpoint)
@@ -252,6 +331,107 @@ def test_videomme_parquet_and_zipped_videos_download_and_load(hub: HubServer, tm
     done = get("videomme", tmp_path / "Video-MME", say=quiet)
     assert (tmp_path / "Video-MME/data/vid2.mp4").is_file() and not (tmp_path / "Video-MME/vid1.srt").exists()
     assert done.data == tmp_path / "Video-MME"
+
+
+def files_in(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.stat().st_size) for p in folder.rglob("*")}
+
+
+def test_omnibench_parquet_with_embedded_media_is_converted_into_the_readers_layout(
+    hub: HubServer, omni_media: dict[str, bytes], tmp_path: Path
+) -> None:
+    from omnivchat.benchmarks import Source, get_benchmark
+
+    out = tmp_path / "OmniBench"
+    done = get("omnibench", out, say=quiet)
+    lines = [json.loads(x) for x in (out / "dataset/batch-5_1142_20240817.jsonl").read_text().splitlines()]
+    assert [r["index"] for r in lines] == [2, 6, 7] and "audio" not in lines[0] and "image" not in lines[0]
+    assert lines[1]["audio content"] == "A: (a tone)" and lines[2]["options"][0] == lines[2]["answer"]
+    assert (out / "mm_data/audio/6-0001.mp4.mp3").read_bytes() == omni_media["mp3"]
+    assert sorted(p.name for p in (out / "mm_data/image").iterdir()) == ["6-0044.png", "9_001.png"]
+    assert not (out / "data").exists()  # the parquet stays in the hub cache: only the layout is in DIR
+    marker = json.loads((out / MARKER).read_text())
+    assert marker["complete"] and "mm_data/image/9_001.png" in marker["made"] and done.files == 1
+    items = get_benchmark("omnibench").load(Source(data=out)).items
+    assert [i.id for i in items] == ["2", "6", "7"]
+    # a rerun fetches nothing and writes nothing in DIR but its marker
+    before, fetched = files_in(out), len(hub.downloads())
+    result = runner.invoke(app, ["data", "get", "omnibench", "-o", str(out)])
+    assert result.exit_code == 0 and "loaded by the reader" in result.output, result.output
+    after = files_in(out)
+    assert len(hub.downloads()) == fetched
+    assert {k: v for k, v in after.items() if k != MARKER} == {k: v for k, v in before.items() if k != MARKER}
+
+
+def test_eval_with_hf_data_converts_omnibench_and_runs(hub: HubServer, tmp_path: Path) -> None:
+    args = ["eval", "--benchmark", "omnibench", "--data", "hf://m-a-p/OmniBench", "--model", "sim:healthy"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "ran 3 items" in result.output and "3 done" in result.output
+
+
+def test_an_omnibench_row_without_its_media_is_refused_naming_its_index(
+    hub: HubServer, omni_media: dict[str, bytes], tmp_path: Path
+) -> None:
+    repo = hub.repos["m-a-p/OmniBench"]
+    rows = omnibench_rows(omni_media)
+    rows[1]["audio"] = {"bytes": b"", "path": None}
+    repo.files["data/train-00000-of-00001.parquet"] = omnibench_parquet(rows)
+    with pytest.raises(DownloadError, match=r"row 1 \(index 6\): the 'audio' cell has no embedded bytes"):
+        get("omnibench", tmp_path / "ob", say=quiet)
+    assert json.loads((tmp_path / "ob" / MARKER).read_text())["complete"] is False
+    assert list((tmp_path / "ob/dataset").iterdir()) == []  # no JSON-lines file, not even half of one
+    # two rows naming one picture with different bytes: refused; a name leaving DIR: refused
+    rows = omnibench_rows(omni_media)
+    rows[1]["image"] = {"bytes": omni_media["png"] + b"x", "path": "6-0044.png"}
+    repo.files["data/train-00000-of-00001.parquet"] = omnibench_parquet(rows)
+    repo.commit = "8" * 40
+    with pytest.raises(DownloadError, match=r"\(index 6\): mm_data/image/6-0044.png is named by an earlier row"):
+        get("omnibench", tmp_path / "ob", say=quiet)
+    rows = omnibench_rows(omni_media)
+    rows[2]["audio_path"] = "../../escaped.mp3"
+    repo.files["data/train-00000-of-00001.parquet"] = omnibench_parquet(rows)
+    repo.commit = "9" * 40
+    with pytest.raises(DownloadError, match=r"\(index 7\): audio_path: 'mm_data/audio/../../escaped.mp3' would land"):
+        get("omnibench", tmp_path / "ob", say=quiet)
+    assert not (tmp_path / "escaped.mp3").exists()
+    # a row without its name field is named by its cell's own path; without either, refused
+    rows = omnibench_rows(omni_media)
+    del rows[0]["audio_path"]
+    repo.files["data/train-00000-of-00001.parquet"] = omnibench_parquet(rows, without="audio_path")
+    repo.commit = "c" * 40
+    get("omnibench", tmp_path / "named-by-cell", say=quiet)
+    first = json.loads((tmp_path / "named-by-cell/dataset/batch-5_1142_20240817.jsonl").read_text().splitlines()[0])
+    assert (
+        first["audio_path"] == "2-0001.mp4.mp3" and (tmp_path / "named-by-cell/mm_data/audio/2-0001.mp4.mp3").is_file()
+    )
+    rows[0]["audio"] = {"bytes": omni_media["mp3"], "path": None}
+    repo.files["data/train-00000-of-00001.parquet"] = omnibench_parquet(rows, without="audio_path")
+    repo.commit = "d" * 40
+    with pytest.raises(DownloadError, match=r"row 0 \(index 2\): no 'audio_path' to name its audio file"):
+        get("omnibench", tmp_path / "unnamed", say=quiet)
+    # the hub fixed: the same folder resumes the conversion and loads
+    repo.files["data/train-00000-of-00001.parquet"] = omnibench_parquet(omnibench_rows(omni_media))
+    repo.commit = "a" * 40
+    get("omnibench", tmp_path / "ob", say=quiet)
+
+
+def test_omnibench_conversion_never_overwrites_a_file_it_did_not_make(
+    hub: HubServer, omni_media: dict[str, bytes], tmp_path: Path
+) -> None:
+    out = tmp_path / "ob"
+    get("omnibench", out, say=quiet)
+    marker = json.loads((out / MARKER).read_text())
+    marker["made"].remove("mm_data/audio/7-0001.mp4.mp3")  # as if the user had put it there
+    (out / MARKER).write_text(json.dumps(marker))
+    (out / "mm_data/audio/7-0001.mp4.mp3").write_bytes(b"mine")
+    rows = omnibench_rows(omni_media)
+    rows[0]["question"] = "What plays?"
+    repo = hub.repos["m-a-p/OmniBench"]
+    repo.files["data/train-00000-of-00001.parquet"], repo.commit = omnibench_parquet(rows), "b" * 40  # converted anew
+    with pytest.raises(DownloadError, match=r"index 7\): .*7-0001.mp4.mp3 exists and was not made by this download"):
+        get("omnibench", out, say=quiet)
+    assert (out / "mm_data/audio/7-0001.mp4.mp3").read_bytes() == b"mine"
 
 
 def test_a_download_the_reader_refuses_is_not_done(hub: HubServer, tmp_path: Path) -> None:

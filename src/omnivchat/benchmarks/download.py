@@ -28,12 +28,14 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO
 
 from omnivchat._files import PathOutside, check_output_dir, confine, path_escape
 from omnivchat.benchmarks._protocol import Source
 from omnivchat.benchmarks._registry import get_benchmark
+from omnivchat.benchmarks._tables import pyarrow
+from omnivchat.benchmarks.omnibench import DEFAULT_FILE as OMNIBENCH_FILE
 from omnivchat.errors import OmnivchatError
 from omnivchat.media import cache_dir
 
@@ -55,7 +57,8 @@ class Release:
 
     ``patterns`` are fnmatch patterns on the repository's paths (``*`` crosses folders); an archive among the files
     is unpacked into DIR. ``data`` is what ``--data`` is, relative to DIR; ``media`` is ``--media`` for a reader that
-    needs one. ``terms`` is what the user must accept, shown before every download."""
+    needs one. ``terms`` is what the user must accept, shown before every download. ``convert``: for a release
+    whose media are embedded in its parquet files, how they become the reader's layout (see :class:`Embedded`)."""
 
     name: str
     repo: str
@@ -63,6 +66,20 @@ class Release:
     terms: str
     data: str = "."
     media: str | None = None
+    convert: Embedded | None = None
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """Parquet files with the media inside, as the hub's ``datasets`` library writes an ``Audio`` or ``Image``
+    column (a struct ``{bytes, path}`` per row), laid out as a reader of files expects: the other columns as one
+    JSON-lines file (``jsonl``), each media cell's bytes as ``folder/<the row's name field>``. ``parquet`` picks
+    the files converted (the rest are placed as they are); ``key`` is the field that names a row in errors."""
+
+    parquet: str
+    jsonl: str
+    media: tuple[tuple[str, str, str], ...]  # (media column, field naming its file, folder below DIR)
+    key: str = "index"
 
 
 RELEASES: dict[str, Release] = {
@@ -81,12 +98,18 @@ RELEASES: dict[str, Release] = {
             "not stated by the release (a third party says CC BY-NC-SA 4.0; clips from AudioSet, Video-MME, FineVideo)",
         ),
         Release(
-            # The reader's layout is the GitHub repository's; the hub's m-a-p/OmniBench is parquet with embedded
-            # media, which this reader does not read: a copy with the GitHub layout is named with --repo.
+            # The reader's layout is the GitHub repository's (the JSON-lines file, mm_data/audio, mm_data/image);
+            # the hub's m-a-p/OmniBench is parquet with the media embedded, converted into that layout. A copy
+            # in the GitHub layout (--repo) is placed as it is.
             "omnibench",
             "m-a-p/OmniBench",
-            ("dataset/batch-5_1142_20240817.jsonl", "mm_data/audio/*", "mm_data/image/*"),
+            ("*.parquet", OMNIBENCH_FILE, "mm_data/audio/*", "mm_data/image/*"),
             "not stated by the release",
+            convert=Embedded(
+                "*.parquet",
+                OMNIBENCH_FILE,
+                (("audio", "audio_path", "mm_data/audio"), ("image", "image_path", "mm_data/image")),
+            ),
         ),
         Release(
             "avodyssey",
@@ -464,6 +487,96 @@ def _unpack(archive: Path, hub_file: HubFile, out: Path, marker: Marker, say: Sa
     return len(made)
 
 
+def _convert(spec: Embedded, parquets: list[tuple[HubFile, Path]], out: Path, marker: Marker, say: Say) -> int:
+    """The parquet files (cached blobs) written into ``out`` as ``spec`` says, read a batch of rows at a time
+    (never a whole file in memory); the count of files made. A row without its media, or naming a file another
+    row names with other bytes, is refused naming the row."""
+    what = marker.benchmark
+    try:
+        pa = pyarrow()
+    except OmnivchatError as err:
+        raise DownloadError(f"{what}: {err}") from None
+    started = any(marker.archives.get(f.path) == "started" for f, _ in parquets)  # an interrupted conversion's
+    for hub_file, _ in parquets:
+        marker.archives[hub_file.path] = "started"
+    marker.write(out)
+    jsonl = _target(out, spec.jsonl, f"{what}: converted")
+    _writable(jsonl, spec.jsonl, marker, started, what)
+    written: dict[str, str] = {}  # a media file made here -> the sha256 of its bytes
+    jsonl.parent.mkdir(parents=True, exist_ok=True)
+    tmp = jsonl.with_name(f".{jsonl.name}.omnivchat-tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as lines:
+            for hub_file, blob in parquets:
+                try:
+                    table = pa.parquet.ParquetFile(blob)
+                    names = table.schema_arrow.names
+                    batches = table.iter_batches(batch_size=32)
+                except (pa.ArrowException, OSError) as err:
+                    raise DownloadError(f"{what}: {hub_file.path}: not a readable parquet file ({err})") from None
+                absent = [column for column, _, _ in spec.media if column not in names]
+                if absent:
+                    raise DownloadError(
+                        f"{what}: {hub_file.path} has no column {absent[0]!r} with the media (its columns: "
+                        f"{', '.join(names)}); is it the right repository?"
+                    )
+                rows = 0
+                for batch in batches:
+                    for row in batch.to_pylist():
+                        label = f"{what}: {hub_file.path}: row {rows} ({spec.key} {row.get(spec.key)!r})"
+                        for column, name_field, folder in spec.media:
+                            cell = row.pop(column)
+                            if not row.get(name_field) and isinstance(cell, dict) and cell.get("path"):
+                                # without the name field, the cell's own file name (unconfirmed which the hub has)
+                                row[name_field] = PurePosixPath(str(cell["path"]).replace("\\", "/")).name
+                            _write_cell(cell, row.get(name_field), column, name_field, folder, out, marker,
+                                        started, written, label)  # fmt: skip
+                        lines.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+                        rows += 1
+                say(f"converted {hub_file.path}: {rows} rows")
+        os.replace(tmp, jsonl)
+    finally:
+        tmp.unlink(missing_ok=True)
+    marker.made = sorted({*marker.made, spec.jsonl, *written})
+    for hub_file, _ in parquets:
+        marker.archives[hub_file.path] = hub_file.etag
+    marker.write(out)
+    return 1 + len(written)
+
+
+def _write_cell(
+    cell: object,
+    name: object,
+    column: str,
+    name_field: str,
+    folder: str,
+    out: Path,
+    marker: Marker,
+    started: bool,
+    written: dict[str, str],
+    label: str,
+) -> None:
+    """One media cell's bytes written to ``out/folder/name``, once per file."""
+    data = cell.get("bytes") if isinstance(cell, dict) else None
+    if not isinstance(data, bytes) or not data:
+        raise DownloadError(f"{label}: the {column!r} cell has no embedded bytes; refused")
+    if not isinstance(name, str) or not name.strip():
+        raise DownloadError(f"{label}: no {name_field!r} to name its {column} file; refused")
+    relative = f"{folder}/{name}"
+    dest = _target(out, relative, f"{label}: {name_field}")
+    digest = hashlib.sha256(data).hexdigest()
+    if relative in written:
+        if written[relative] != digest:
+            raise DownloadError(f"{label}: {relative} is named by an earlier row with other bytes; refused")
+        return  # the same file shared by several rows
+    _writable(dest, relative, marker, started, label)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.omnivchat-tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, dest)
+    written[relative] = digest
+
+
 # --- the whole download -------------------------------------------------------------------------------------------
 
 
@@ -529,8 +642,16 @@ def download(
     marker.write(out)
     total = sum(f.size for f in files)
     say(f"{release.name}: {len(files)} files, {_size(total)} at {listing.commit[:12]} ({_size(fetch)} to download)")
+    spec = release.convert
+    embedded = [f for f in files if spec is not None and fnmatchcase(f.path, spec.parquet)]
+    converted = all(marker.archives.get(f.path) == f.etag for f in embedded)  # by an earlier run, from these files
+    to_convert: list[tuple[HubFile, Path]] = []
     for n, hub_file in enumerate(files, 1):
         say(f"[{n}/{len(files)}] {hub_file.path} ({_size(hub_file.size)})")
+        if hub_file in embedded:
+            if not converted:  # converted from the cache once all are there; never placed in DIR
+                to_convert.append((hub_file, _fetch(release, listing, hub_file)))
+            continue
         if hub_file.archive and marker.archives.get(hub_file.path) == hub_file.etag:
             continue  # unpacked by an earlier run from this very archive
         blob = _fetch(release, listing, hub_file)
@@ -549,6 +670,8 @@ def download(
         _place(blob, dest)
         marker.made = sorted({*marker.made, hub_file.path})
         marker.write(out)
+    if spec is not None and to_convert:
+        _convert(spec, to_convert, out, marker, say)
     data = out / release.data
     media = out / release.media if release.media is not None else None
     if validate:
