@@ -35,6 +35,7 @@ from omnivchat.runs import (
     manifest_shard,
     merge_stores,
     package_record,
+    shard_set,
 )
 
 _STORE_FILES = (STORE_FILE, f"{STORE_FILE}-wal", f"{STORE_FILE}-shm")
@@ -93,18 +94,7 @@ def _check_shards(dirs: Sequence[Path], *, allow_incomplete: bool) -> tuple[dict
         if changed:
             listing = "; ".join(changed[:5]) + (f"; and {len(changed) - 5} more" if len(changed) > 5 else "")
             raise MergeError(f"{directory} is a shard of another run than {dirs[0]} ({listing})")
-    counts = {r.count for r in records}
-    if len(counts) > 1:
-        raise MergeError(f"the shards split the items differently (into {sorted(counts)} shards): run them all as I/N")
-    count = counts.pop()
-    where: dict[int, Path] = {}
-    for directory, record in zip(dirs, records, strict=True):
-        if record.index in where:
-            raise MergeError(f"shard {record.label} given twice: {where[record.index]} and {directory}")
-        where[record.index] = directory
-    missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in where]
-    if missing:
-        raise MergeError(f"shard {', '.join(missing)} missing: every shard of {count} is needed for one run")
+    shard_set([(d, r.index, r.count) for d, r in zip(dirs, records, strict=True)], MergeError, "items", "run")
     owner: dict[tuple[str, str], Path] = {}
     for directory, record in zip(dirs, records, strict=True):
         for task, keys in record.items.items():

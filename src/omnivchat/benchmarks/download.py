@@ -12,8 +12,9 @@ offline run can do without the hub), keep only the files the reader needs (:data
 benchmark), check the free disk space, download, hash, place each file in DIR (a hard link to the cached blob where
 the file system allows, else a copy), unpack archives (zip, tar) into DIR refusing any member that would land
 outside it, convert a release whose media are embedded in parquet (OmniBench on the hub: ``Release.convert``) into
-the files its reader reads, then load the result with the benchmark's own reader. DIR's marker file (:data:`MARKER`) records what
-was made, so a second run resumes and nothing that was not made here is ever overwritten.
+the files its reader reads, then load the result with the benchmark's own reader. DIR's marker file
+(:data:`MARKER`) records what was made, so a second run resumes and nothing that was not made here is ever
+overwritten.
 """
 
 from __future__ import annotations

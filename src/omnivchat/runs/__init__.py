@@ -60,7 +60,15 @@ from omnivchat.runs._runner import (
     run_tasks,
     run_tasks_async,
 )
-from omnivchat.runs._shards import Shard, ShardError, ShardRecord, manifest_shard, merge_stores, shard_of
+from omnivchat.runs._shards import (
+    Shard,
+    ShardError,
+    ShardRecord,
+    manifest_shard,
+    merge_stores,
+    shard_of,
+    shard_set,
+)
 from omnivchat.runs._store import RunStore, StoredResult
 
 __all__ = [
@@ -124,6 +132,7 @@ __all__ = [
     "served_changes",
     "served_status",
     "shard_of",
+    "shard_set",
     "source_hash",
     "store_counts",
     "tally",

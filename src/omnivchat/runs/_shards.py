@@ -12,6 +12,7 @@ import hashlib
 import shutil
 import sqlite3
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -69,6 +70,25 @@ class ShardRecord(FileModel):
     @property
     def label(self) -> str:
         return f"{self.index}/{self.count}"
+
+
+def shard_set(parts: Sequence[tuple[Path, int, int]], error: type[Exception], items: str, whole: str) -> int:
+    """N of a complete set of shards, each ``(directory, I, N)``: one N for all, each I from 1 to N given once;
+    ``error`` naming the shard given twice or missing otherwise (``items``/``whole``: what a shard holds, and what
+    the set makes, for the message)."""
+    counts = {count for _, _, count in parts}
+    if len(counts) > 1:
+        raise error(f"the shards split the {items} differently (into {sorted(counts)} shards): run them all as I/N")
+    count = counts.pop()
+    where: dict[int, Path] = {}
+    for directory, index, _ in parts:
+        if index in where:
+            raise error(f"shard {index}/{count} given twice: {where[index]} and {directory}")
+        where[index] = directory
+    missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in where]
+    if missing:
+        raise error(f"shard {', '.join(missing)} missing: every shard of {count} is needed for one {whole}")
+    return count
 
 
 # Copied table by table; ``attempts`` apart (its ids are renumbered, and attempt_costs follows them).

@@ -60,7 +60,7 @@ def merge_benches(dirs: Sequence[Path], output: Path, *, allow_incomplete: bool 
     it and renamed at the end; an existing one is refused). BenchMergeError, one line naming the shard or the
     instance, when they do not make one synthesis; an instance that has not ended is refused unless
     ``allow_incomplete`` (then it is left out, and listed)."""
-    from omnivchat.runs import Shard, lock_holder
+    from omnivchat.runs import Shard, lock_holder, shard_set
 
     dirs = [Path(d) for d in dirs]
     output = Path(output)
@@ -84,18 +84,9 @@ def merge_benches(dirs: Sequence[Path], output: Path, *, allow_incomplete: bool 
             raise BenchMergeError(
                 f"{directory} is a shard of another synthesis than {dirs[0]} ({', '.join(changed)} differ)"
             )
-    counts = {s.count for s in shards}
-    if len(counts) > 1:
-        raise BenchMergeError(f"the shards split the instances differently (into {sorted(counts)} shards)")
-    count = counts.pop()
-    where: dict[int, Path] = {}
-    for directory, shard in zip(dirs, shards, strict=True):
-        if shard.index in where:
-            raise BenchMergeError(f"shard {shard.label} given twice: {where[shard.index]} and {directory}")
-        where[shard.index] = directory
-    missing = [f"{i}/{count}" for i in range(1, count + 1) if i not in where]
-    if missing:
-        raise BenchMergeError(f"shard {', '.join(missing)} missing: every shard of {count} is needed for one bench")
+    count = shard_set(
+        [(d, s.index, s.count) for d, s in zip(dirs, shards, strict=True)], BenchMergeError, "instances", "bench"
+    )
     planned = planned_ids(identity)
     plan = set(planned)
     owner: dict[str, Path] = {}
