@@ -421,6 +421,22 @@ class _Core:
         if isinstance(chosen, web.StreamResponse):
             return chosen
         b, text, _reasoning = chosen
+        failed = await self._wait_then_fail(request, b, _error_body)
+        if failed is not None:
+            return failed
+        headers = _headers(b)
+        if b.bad_chunk is not None:
+            return _raw_response(200, b.bad_chunk, "text/plain", headers)
+        answer = _dumps({"text": text})
+        if b.malformed:
+            answer = answer[: len(answer) // 2]
+        return web.Response(status=200, body=answer, content_type="application/json", headers=headers)
+
+    async def _wait_then_fail(
+        self, request: web.Request, b: Behaviour, error_body: Callable[[int, str | None], dict[str, Any]]
+    ) -> web.StreamResponse | None:
+        """A non-streaming answer's wait (hang, latency; a server stopping meanwhile cuts the connection), then the
+        behaviour's HTTP error in the route's own error form (``error_body``), or None to answer normally."""
         try:
             if b.hang:
                 await self._pause(None)
@@ -429,17 +445,11 @@ class _Core:
             if request.transport is not None:
                 request.transport.close()
             raise asyncio.CancelledError from None
-        headers = _headers(b)
-        if b.status != 200:
-            if b.error_body is not None:
-                return _raw_response(b.status, b.error_body, b.error_content_type, headers)
-            return _json_response(b.status, _error_body(b.status, b.error_message), headers)
-        if b.bad_chunk is not None:
-            return _raw_response(200, b.bad_chunk, "text/plain", headers)
-        answer = _dumps({"text": text})
-        if b.malformed:
-            answer = answer[: len(answer) // 2]
-        return web.Response(status=200, body=answer, content_type="application/json", headers=headers)
+        if b.status == 200:
+            return None
+        if b.error_body is not None:
+            return _raw_response(b.status, b.error_body, b.error_content_type, _headers(b))
+        return _json_response(b.status, error_body(b.status, b.error_message), _headers(b))
 
     async def _gemini(self, request: web.Request) -> web.StreamResponse:
         """Gemini's native generateContent (what the google-genai SDK calls), answered from the same
@@ -462,19 +472,10 @@ class _Core:
         if isinstance(chosen, web.StreamResponse):
             return chosen
         b, text, reasoning = chosen
-        try:
-            if b.hang:
-                await self._pause(None)
-            await self._pause(b.latency)
-        except _Stopped:
-            if request.transport is not None:
-                request.transport.close()
-            raise asyncio.CancelledError from None
+        failed = await self._wait_then_fail(request, b, _google_error)
+        if failed is not None:
+            return failed
         headers = _headers(b)
-        if b.status != 200:
-            if b.error_body is not None:
-                return _raw_response(b.status, b.error_body, b.error_content_type, headers)
-            return _json_response(b.status, _google_error(b.status, b.error_message), headers)
         if b.bad_chunk is not None:
             return web.Response(body=b.bad_chunk.encode(), content_type="application/json", headers=headers)
         if b.error_in_stream is not None:
