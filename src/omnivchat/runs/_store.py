@@ -517,6 +517,14 @@ class RunStore:
             )
         return [dict(zip(names, r, strict=True)) for r in rows]
 
+    def descriptions(self, kind: str = "candidate") -> dict[str, dict[str, Any]]:
+        """Item id -> the stored description of its request (what was asked: the clip's sha256, the text, the
+        history), one query for every item of ``kind``; items never sent are absent."""
+        rows = self._rows(
+            "SELECT i.item_id, r.description FROM items i JOIN requests r ON r.key = i.key WHERE i.kind=?", (kind,)
+        )
+        return {row[0]: json.loads(row[1]) for row in rows}
+
     def audio(self, key: str) -> dict[str, Any] | None:
         """The spoken reply stored with result ``key``: path (relative to the run directory), sha256, format,
         bytes, server_transcript; None for a text reply (or a store made before spoken replies)."""
