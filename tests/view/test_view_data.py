@@ -175,7 +175,7 @@ def test_bad_run_directories_are_one_clear_error(tmp_path: Path) -> None:
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "manifest.json").write_text("{not json")
-    with pytest.raises(ViewError, match="manifest.json"):
+    with pytest.raises(ViewError, match=r"manifest\.json"):
         open_runs([broken])
     with pytest.raises(ViewError, match="at least one"):
         open_runs([])

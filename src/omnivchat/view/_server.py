@@ -31,7 +31,12 @@ def expand_runs(paths: Sequence[str | Path]) -> list[tuple[Path, str]]:
         else:
             raise ViewError(f"{path}: not a run directory (no manifest.json) nor an ablation directory")
     labels = [label for _, label in found]
-    return [(p, label if labels.count(label) == 1 else f"{label} ({n + 1})") for n, (p, label) in enumerate(found)]
+    # two runs named alike (two models' "run" folders): their parent folders tell them apart
+    labels = [label if labels.count(label) == 1 else f"{path.resolve().parent.name}/{label}" for (path, label) in found]
+    return [
+        (path, label if labels.count(label) == 1 else f"{label} ({n + 1})")
+        for n, ((path, _), label) in enumerate(zip(found, labels, strict=True))
+    ]
 
 
 def open_runs(paths: Sequence[str | Path]) -> list[RunView]:

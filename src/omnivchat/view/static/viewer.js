@@ -235,7 +235,8 @@ function renderList(body) {
   setOptions($("f-language"), body.languages, state.filters.language);
   const info = body.run || {};
   $("run-info").textContent = visible(`${info.benchmark || "?"} · ${info.model || "?"} · ${info.condition || "both"}` +
-    (info.scored ? "" : " · not scored yet"));
+    (info.scored ? "" : " · not scored yet") +
+    (info.unnamed_not_run ? ` · ${info.unnamed_not_run} more declared item(s) never run (named once scored)` : ""));
   $("head").replaceChildren(...["id", "group", "lang", "state", "score", "reply", "cost", "tries"].map((h) => el("th", {}, h)));
   state.rows = body.rows;
   $("rows").replaceChildren(...body.rows.map((r, n) => el("tr", {
