@@ -114,3 +114,36 @@ def worldsense_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert invoke(*args, "--no-progress").exit_code == 0
     assert invoke("score", str(run)).exit_code == 0
     return run
+
+
+HOSTILE_ID = "<img src=x onerror=window.pwned=1>"
+HOSTILE_QUESTION = "<script>window.pwned=2</script>\x07 what & <b>why</b>?"
+HOSTILE_REPLY = "<b>bold</b><script>window.pwned=3</script>\x1b[31m red \x00 The answer is A."
+
+
+@pytest.fixture(scope="session")
+def hostile_run(tmp_path_factory: pytest.TempPathFactory, worldsense_run: Path) -> Path:
+    """A WorldSense-layout run whose video id and question hold HTML and control characters, answered by a
+    loopback model whose reply holds a script tag."""
+    root = tmp_path_factory.mktemp("view-hostile")
+    release = root / "release"
+    (release / "videos").mkdir(parents=True)
+    source = worldsense_run.parent / "release" / "videos" / "vidA.mp4"
+    shutil.copyfile(source, release / "videos" / f"{HOSTILE_ID}.mp4")
+    question = {
+        "question": HOSTILE_QUESTION,
+        "candidates": ["A. <i>Red</i>", "B. Blue", "C. A square", "D. A circle"],
+        "answer": "A",
+        "task_domain": "<u>Recognition</u>",
+        "task_type": "Attribute Recognition",
+    }
+    rows = {HOSTILE_ID: {"duration": "<1min", "domain": "Sports", "audio_class": ["Speech"], "task0": question}}
+    (release / "worldsense_qa.json").write_text(json.dumps(rows))
+    run = root / "run"
+    with LoopbackServer(rules=lambda _request: Behaviour(text=HOSTILE_REPLY)) as server:
+        args = ["eval", "--benchmark", "worldsense", "--data", str(release), "-o", str(run), "--no-progress"]
+        model = ["--model", "Qwen/Qwen3-Omni-30B-A3B-Instruct", "--base-url", server.base_url, "--no-key"]
+        made = invoke(*args, *model)
+        assert made.exit_code == 0, made.output
+    assert invoke("score", str(run)).exit_code == 0
+    return run

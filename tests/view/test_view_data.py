@@ -186,3 +186,12 @@ def test_gating_tier_is_the_first_tier_not_fully_met() -> None:
     assert gating_tier([0, 1, 1, 2], [2, 3, 4]) == 0
     assert gating_tier([0, 1, 1, 2], [1, 2, 4]) == 1
     assert gating_tier([0, 1, 1, 2], [1, 2, 3]) == 2
+
+
+def test_an_http_route_run_shows_the_text_and_clip_its_body_carried(hostile_run: Path) -> None:
+    [run] = open_runs([hostile_run])
+    [row] = run.rows()
+    detail = ItemReader(run).detail(row.task, row.id, 0)
+    assert detail is not None and "<script>window.pwned=2</script>" in detail["question"]
+    assert "sha256 matches" in detail["clips"][0]["note"]  # the body named the clip omnivchat-media:<sha256>
+    assert detail["reply"].startswith("<b>bold</b>")

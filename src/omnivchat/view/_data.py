@@ -240,9 +240,42 @@ class RunView:
         return self._scores
 
 
+MEDIA_SCHEME = "omnivchat-media:"  # how a stored request body names a clip it carried (by sha256)
+
+
+def _walk(value: Any, texts: list[str], media: list[str]) -> None:
+    """Texts and clip hashes of a stored request body in order (any route's shape), system messages left out."""
+    if isinstance(value, dict):
+        if value.get("role") == "system":
+            return
+        for key, inner in value.items():
+            if key == "text" and isinstance(inner, str):
+                texts.append(inner)
+            elif key != "system":
+                _walk(inner, texts, media)
+    elif isinstance(value, list):
+        for inner in value:
+            _walk(inner, texts, media)
+    elif isinstance(value, str) and value.startswith(MEDIA_SCHEME):
+        media.append(value[len(MEDIA_SCHEME) :])
+
+
+def asked(description: dict[str, Any] | None) -> tuple[str | None, str | None]:
+    """(the last text the request asked, the sha256 of the last clip it sent) from its stored description: the
+    simulated route's ``text``/``clip``, or an HTTP route's body (media named ``omnivchat-media:<sha256>``)."""
+    if not description:
+        return None, None
+    texts: list[str] = []
+    media: list[str] = []
+    if "clip" in description or "oracle" in description:  # the simulated route's own description
+        text, clip = description.get("text"), description.get("clip")
+        return (text if isinstance(text, str) else None), (clip if isinstance(clip, str) else None)
+    _walk(description, texts, media)
+    return (texts[-1] if texts else None), (media[-1] if media else None)
+
+
 def _question_text(description: dict[str, Any] | None) -> str:
-    text = description.get("text") if description else None
-    return text if isinstance(text, str) else ""
+    return asked(description)[0] or ""
 
 
 def relative_label(path: Path, root: Path) -> str:

@@ -17,7 +17,7 @@ from omnivchat.errors import OmnivchatError
 from omnivchat.judges import RULE_JUDGE, STYLE_REQUIREMENTS, parse_verdict, rule_verdict
 from omnivchat.runs import STORE_FILE, RunStore
 from omnivchat.scoring import rubric_score
-from omnivchat.view._data import RunView
+from omnivchat.view._data import RunView, asked
 
 RUBRIC_PREFIX = "rubric:"
 STYLE_PREFIX = "style:"
@@ -98,7 +98,7 @@ class ItemReader:
             return []
         _, record = found
         description = self.run.description(task, item_id) or {}
-        sent = description.get("clip") or record.meta.get("media_sha256") or record.meta.get("clip_sha256")
+        sent = asked(description)[1] or record.meta.get("media_sha256") or record.meta.get("clip_sha256")
         bench, _ = self.bench()
         if bench is not None:
             instance = next((i for i in bench.instances if i.id == item_id), None)
@@ -186,7 +186,7 @@ class ItemReader:
             "error": record.error,
             "delivered": record.delivered,
             "request_sha256": record.request_sha256,
-            "question": description.get("text") if isinstance(description.get("text"), str) else None,
+            "question": asked(description)[0],
             "meta": record.meta,
             "score": None if result is None else {"score": result.score, "reason": result.reason},
             "score_detail": None if result is None else result.detail,
