@@ -240,3 +240,25 @@ def test_the_static_export_opens_from_disk(native_run: Path, worldsense_run: Pat
     assert found["judges"][3:] == ["A", "B", "panel"]
     assert found["video"]["error"] is None and found["video"]["duration"] > 0
     assert found["mc"] == ["vidA/task0", "vidA/task1", "vidB/task0"]
+
+
+def test_a_report_link_opens_its_filter_and_item(native_run: Path, tmp_path: Path) -> None:
+    from omnivchat.report import viewer_href
+
+    link = viewer_href("run", state="failed")
+    assert link.startswith("http://127.0.0.1:8766/#")
+
+    async def body(page: DevTools) -> dict[str, Any]:
+        with ViewServer([native_run], port=0) as server:
+            fragment = link.split("#", 1)[1] + "&task=candidate&id=s2"
+            await page.send("Page.navigate", url=f"{server.url}#{fragment}")
+            await page.until(READY)
+            await page.until("document.getElementById('detail').dataset.itemId === 's2'")
+            return {
+                "ids": await page.js(ROW_IDS),
+                "state": await page.js("document.getElementById('f-state').value"),
+                "matched": await page.js("document.getElementById('n-matched').textContent"),
+            }
+
+    found = in_browser(tmp_path, body)
+    assert found == {"ids": ["s2"], "state": "failed", "matched": "1"}

@@ -202,3 +202,11 @@ def test_the_command_prints_the_url_and_stops_on_ctrl_c(native_run: Path) -> Non
         if process.poll() is None:
             process.kill()
     assert process.returncode == 0 and "stopped" in rest
+
+
+def test_the_report_the_command_and_the_server_agree_on_the_port() -> None:
+    from omnivchat.cli.view import DEFAULT_PORT as CLI_PORT
+    from omnivchat.report import VIEWER_URL
+    from omnivchat.view import DEFAULT_PORT
+
+    assert VIEWER_URL == f"http://127.0.0.1:{DEFAULT_PORT}/" and CLI_PORT == DEFAULT_PORT

@@ -36,6 +36,7 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+function short(text, n) { const t = String(text); return t.length > n ? t.slice(0, n - 1) + "…" : t; }
 function fmt(score) { return score === null || score === undefined ? "—" : Number(score).toFixed(3); }
 function usd(value) { return value === null || value === undefined ? "—" : "$" + Number(value).toFixed(4); }
 function $(id) { return document.getElementById(id); }
@@ -244,7 +245,7 @@ function renderList(body) {
   },
   el("td", {}, el("code", { class: "id" }, r.id)),
   el("td", {}, r.group), el("td", {}, r.language),
-  el("td", { class: "state-" + r.state.replace(" ", "-"), title: r.why }, r.state === "failed" || r.state === "unscored" ? `${r.state}: ${r.why}` : r.state),
+  el("td", { class: "state-" + r.state.replace(" ", "-"), title: r.why }, r.state === "failed" || r.state === "unscored" ? short(`${r.state}: ${r.why}`, 90) : r.state),
   el("td", { class: "num score" }, fmt(r.score), r.disagree ? el("span", { class: "mark", title: "judges disagree" }, "≠") : null),
   el("td", { class: "num" }, r.reply_len === null ? "—" : r.reply_len),
   el("td", { class: "num" }, usd(r.cost_usd)), el("td", { class: "num" }, r.attempts))));
@@ -273,7 +274,7 @@ async function loadPairs() {
   $("run-info").textContent = visible(`A: ${state.runs[state.a].label} · B: ${state.runs[state.b].label} · right = score ≥ ${RIGHT_AT}`);
   $("head").replaceChildren(...["id", "A score", "B score", "B − A", "A reply", "B reply"].map((h) => el("th", {}, h)));
   state.rows = body.rows;
-  const side = (s, key) => (s ? (s.score === null ? `${s.state}: ${s.why}` : fmt(s.score)) : "absent");
+  const side = (s) => (s ? (s.score === null ? short(`${s.state}: ${s.why}`, 60) : fmt(s.score)) : "absent");
   $("rows").replaceChildren(...body.rows.map((r, n) => {
     const differs = r.marks.length > 0;
     return el("tr", { class: "item pair" + (differs ? " differs" : ""), dataset: { index: String(n), itemId: r.id, marks: r.marks.join(" ") },
@@ -281,7 +282,7 @@ async function loadPairs() {
     el("td", {}, el("code", { class: "id" }, r.id), ...r.marks.map((m) => el("span", { class: "mark" }, m.replaceAll("_", " ")))),
     el("td", { class: "num" + (differs ? " diff" : "") }, side(r.a)), el("td", { class: "num" + (differs ? " diff" : "") }, side(r.b)),
     el("td", { class: "num" + (r.diff ? " diff" : "") }, r.diff === null ? "—" : (r.diff > 0 ? "+" : "") + r.diff.toFixed(3)),
-    el("td", {}, r.a && r.a.reply !== null ? r.a.reply : "—"), el("td", {}, r.b && r.b.reply !== null ? r.b.reply : "—"));
+    el("td", {}, r.a && r.a.reply !== null ? short(r.a.reply, 160) : "—"), el("td", {}, r.b && r.b.reply !== null ? short(r.b.reply, 160) : "—"));
   }));
   pager(body.matched);
   pickWanted();
