@@ -327,7 +327,7 @@ def _choice(meta: dict[str, Any], detail: dict[str, Any]) -> dict[str, Any] | No
 def _attempts(store: RunStore, task: str, item_id: str, key: str | None) -> list[dict[str, Any]]:
     if not key:
         return []
-    costs = [r for r in store.cost_rows() if r["kind"] == task and r["item_id"] == item_id]
+    costs = store.cost_rows(key)  # in attempt order, as attempts(key) below
     attempts = store.attempts(key)
     out = []
     for n, attempt in enumerate(attempts):

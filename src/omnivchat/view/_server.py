@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
@@ -67,7 +68,13 @@ class ViewServer:
 
     def start(self) -> ViewServer:
         self._server.start()
+        # a native run's bench (its rubrics and clips) is read beside the first list, not on the first item opened
+        threading.Thread(target=self._read_benches, name="omnivchat-view-benches", daemon=True).start()
         return self
+
+    def _read_benches(self) -> None:
+        for reader in self.viewer.readers:
+            reader.bench()
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._server.wait(timeout)
