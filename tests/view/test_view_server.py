@@ -209,4 +209,4 @@ def test_the_report_the_command_and_the_server_agree_on_the_port() -> None:
     from omnivchat.report import VIEWER_URL
     from omnivchat.view import DEFAULT_PORT
 
-    assert VIEWER_URL == f"http://127.0.0.1:{DEFAULT_PORT}/" and CLI_PORT == DEFAULT_PORT
+    assert f"http://127.0.0.1:{DEFAULT_PORT}/" == VIEWER_URL and CLI_PORT == DEFAULT_PORT
