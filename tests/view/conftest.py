@@ -147,3 +147,16 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory, worldsense_run: Path) 
         assert made.exit_code == 0, made.output
     assert invoke("score", str(run)).exit_code == 0
     return run
+
+
+@pytest.fixture(scope="session")
+def socialomni_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SocialOmni When run of four items (its released layout, our clips): each request sent a cut prefix."""
+    from socialomni_factory import make_socialomni
+
+    annotations, media, _ = make_socialomni(tmp_path_factory.mktemp("view-socialomni"))
+    run = annotations.parent / "run"
+    args = ["eval", "--benchmark", "socialomni", "--data", str(annotations), "--media", str(media), "--tasks", "when"]
+    made = invoke(*args, "--limit", "4", "--model", "sim:healthy", "-o", str(run), "--no-progress")
+    assert made.exit_code == 0, made.output
+    return run

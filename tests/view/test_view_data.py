@@ -195,3 +195,14 @@ def test_an_http_route_run_shows_the_text_and_clip_its_body_carried(hostile_run:
     assert detail is not None and "<script>window.pwned=2</script>" in detail["question"]
     assert "sha256 matches" in detail["clips"][0]["note"]  # the body named the clip omnivchat-media:<sha256>
     assert detail["reply"].startswith("<b>bold</b>")
+
+
+def test_a_socialomni_item_plays_the_trimmed_prefix_it_sent(socialomni_run: Path) -> None:
+    [run] = open_runs([socialomni_run])
+    rows = run.rows()
+    assert len(rows) == 4 and {r.task for r in rows} == {"when"}
+    assert all(r.state == "unscored" and "not scored yet" in r.why for r in rows)  # no scores.json: said so
+    reader = ItemReader(run)
+    [clip] = reader.clips("when", rows[0].id)
+    assert clip.label == "prefix" and "sha256 matches" in clip.note
+    assert clip.path.parent.name == "prefixes" and clip.path.is_relative_to(socialomni_run.resolve())
