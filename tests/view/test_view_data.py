@@ -119,7 +119,7 @@ def test_a_multiple_choice_run_shows_letters_gold_and_the_released_clip(worldsen
     assert "What colour is the shape?" in detail["question"]
     [clip] = detail["clips"]
     assert clip["label"] == "videos/vidA.mp4" and "sha256 matches" in clip["note"]
-    assert run_query(run.rows(), parse_query({"q": "what shape"}))["rows"][0]["id"] == "vidA/task1"
+    assert run_query(run.with_questions(), parse_query({"q": "what shape"}))["rows"][0]["id"] == "vidA/task1"
 
 
 def test_an_unscored_run_says_so_and_refreshes_when_scored(worldsense_run: Path, tmp_path: Path) -> None:

@@ -83,6 +83,8 @@ def test_page_runs_items_and_one_item(server: ViewServer) -> None:
     mc = call(server, item(1, "mc4", "vidA/task1")).json()  # an id with a slash: a query parameter, not a path
     assert mc["choice"]["gold"] == "C" and mc["row"]["id"] == "vidA/task1"
     assert call(server, "/api/runs/0/items").headers["cache-control"] == "no-store"
+    found = call(server, "/api/runs/1/items?q=WHAT%20SHAPE").json()  # the question's text, read on first search
+    assert [r["id"] for r in found["rows"]] == ["vidA/task1"] and found["matched"]["total"] == 1
 
 
 def test_clips_answer_range_requests_with_206(server: ViewServer, native_run: Path) -> None:

@@ -554,11 +554,12 @@ class RunStore:
             )
         return [dict(zip(names, r, strict=True)) for r in rows]
 
-    def descriptions(self, kind: str = "candidate") -> dict[str, dict[str, Any]]:
+    def descriptions(self, kind: str = "candidate", item_id: str | None = None) -> dict[str, dict[str, Any]]:
         """Item id -> the stored description of its request (what was asked: the clip's sha256, the text, the
-        history), one query for every item of ``kind``; items never sent are absent."""
+        history), one query for every item of ``kind`` (or only ``item_id``); items never sent are absent."""
+        where, params = ("i.kind=? AND i.item_id=?", (kind, item_id)) if item_id is not None else ("i.kind=?", (kind,))
         rows = self._rows(
-            "SELECT i.item_id, r.description FROM items i JOIN requests r ON r.key = i.key WHERE i.kind=?", (kind,)
+            f"SELECT i.item_id, r.description FROM items i JOIN requests r ON r.key = i.key WHERE {where}", params
         )
         return {row[0]: json.loads(row[1]) for row in rows}
 

@@ -99,7 +99,7 @@ async def _items(request: web.Request) -> web.Response:
     run = request.app[_VIEWER].runs[_run(request)]
     try:
         query = parse_query(request.query)
-        rows = await asyncio.to_thread(run.rows)
+        rows = await asyncio.to_thread(run.with_questions if query.text else run.rows)
     except QueryError as err:
         return error_response(400, str(err))
     except OmnivchatError as err:

@@ -171,7 +171,7 @@ class RunView:
         self._records: dict[tuple[str, str], TaskRecord] = {}
         self._scores: BenchmarkScores | None = None
         self._results: dict[tuple[str, str], ItemResult] = {}
-        self._descriptions: dict[tuple[str, str], dict[str, Any]] = {}
+        self._questions_read = False
         self.info: dict[str, Any] = {}
 
     # -- the list ------------------------------------------------------------------------------------------
@@ -185,21 +185,16 @@ class RunView:
             try:
                 made = export(self.root, allow_incomplete=True)
                 scores = read_scores(self.root, error=ViewError) if (self.root / SCORES_FILE).is_file() else None
-                descriptions: dict[tuple[str, str], dict[str, Any]] = {}
-                if (self.root / STORE_FILE).is_file():
-                    with RunStore(self.root / STORE_FILE, read_only=True) as store:
-                        for task in {r.task for r in made.records}:
-                            descriptions.update({(task, k): v for k, v in store.descriptions(task).items()})
             except OmnivchatError as err:
                 raise ViewError(f"{self.root}: {err}") from None
             records = with_unsent(made.records, scores)
-            questions = {(r.task, r.id): _question_text(descriptions.get((r.task, r.id))) for r in records}
+            questions: dict[tuple[str, str], str] = {}  # read on the first text search (with_questions)
             self._rows = build_rows(records, scores, questions)
             self._by_key = {(r.task, r.id): n for n, r in enumerate(self._rows)}
             self._records = {(r.task, r.id): r for r in records}
             self._scores = scores
             self._results = {(r.task, r.key): r for r in scores.items} if scores else {}
-            self._descriptions = descriptions
+            self._questions_read = False
             manifest = made.manifest
             route = manifest.get("route") if isinstance(manifest.get("route"), dict) else {}
             self.info = {
@@ -233,7 +228,27 @@ class RunView:
 
     def description(self, task: str, item_id: str) -> dict[str, Any] | None:
         """What the item's request recorded (the sent clip's sha256, the text, the history)."""
-        return self._descriptions.get((task, item_id))
+        if not (self.root / STORE_FILE).is_file():
+            return None
+        with RunStore(self.root / STORE_FILE, read_only=True) as store:
+            return store.descriptions(task, item_id).get(item_id)
+
+    def with_questions(self) -> list[Row]:
+        """The rows, their search text holding each request's question too (read once, on the first search:
+        a large run's request bodies take a while to read)."""
+        rows = self.rows()
+        with self._lock:
+            if self._questions_read or not (self.root / STORE_FILE).is_file():
+                return rows
+            with RunStore(self.root / STORE_FILE, read_only=True) as store:
+                for task in {r.task for r in rows}:
+                    asked_texts = {k: _question_text(v) for k, v in store.descriptions(task).items()}
+                    for row in rows:
+                        text = asked_texts.get(row.id) if row.task == task else None
+                        if text:
+                            row.search = f"{row.search}\n{text.casefold()}"
+            self._questions_read = True
+        return rows
 
     @property
     def scores(self) -> BenchmarkScores | None:

@@ -49,7 +49,7 @@ def export_viewer(run_dirs: Sequence[str | Path], out: str | Path) -> Written:
     items = 0
     for n, (run, reader) in enumerate(zip(viewer.runs, viewer.readers, strict=True)):
         listed = []
-        for index, row in enumerate(run.rows()):
+        for index, row in enumerate(run.with_questions()):
             found = run.record(row.task, row.id)
             reply = found[1].reply if found else None
             shown = None if reply is None else reply[:_REPLY_CHARS]

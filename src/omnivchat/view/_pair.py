@@ -92,8 +92,9 @@ def _side(row: Row | None, reply: str | None) -> dict[str, Any] | None:
 def compare(runs: Sequence[RunView], query: PairQuery) -> dict[str, Any]:
     """The page of paired items under ``query.which``, with the count of every filter."""
     run_a, run_b = runs[query.a], runs[query.b]
-    rows_a = {(r.task, r.id): r for r in run_a.rows()}
-    rows_b = {(r.task, r.id): r for r in run_b.rows()}
+    listed = [run.with_questions() if query.text else run.rows() for run in (run_a, run_b)]
+    rows_a = {(r.task, r.id): r for r in listed[0]}
+    rows_b = {(r.task, r.id): r for r in listed[1]}
     keys = list(rows_a) + [k for k in rows_b if k not in rows_a]
     tally = dict.fromkeys(PAIR_FILTERS, 0)
     chosen = []

@@ -61,6 +61,8 @@ class ViewServer:
         self.port: int = sock.getsockname()[1]
         self.url = f"http://{HOST}:{self.port}/"
         self._server = ServerThread(sock, lambda: make_app(self.viewer, self.port), f"view-{self.port}")
+        self.benches_read = threading.Event()
+        """Set once the native runs' benches are read (in the background from start)."""
 
     @property
     def runs(self) -> list[RunView]:
@@ -73,8 +75,11 @@ class ViewServer:
         return self
 
     def _read_benches(self) -> None:
-        for reader in self.viewer.readers:
-            reader.bench()
+        try:
+            for reader in self.viewer.readers:
+                reader.bench()
+        finally:
+            self.benches_read.set()
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._server.wait(timeout)
