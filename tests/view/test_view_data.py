@@ -24,13 +24,21 @@ from omnivchat.view import (
 )
 
 
-def rows_by_id(run: RunView) -> dict[str, object]:
-    return {r.id: r for r in run.rows()}
+def opened(path: Path) -> RunView:
+    """A run opened as the server opens it, its replies, attempts and costs read (no longer partial)."""
+    [run] = open_runs([path])
+    assert run.wait_full(60)
+    run.refresh()
+    return run
 
 
 def test_a_native_run_lists_every_declared_item_with_its_state(native_run: Path) -> None:
-    [run] = open_runs([native_run])
+    [first] = open_runs([native_run])  # a scored run: listed at once, replies and costs read behind
+    quick = [(r.id, r.state, r.why, r.score, r.group, r.language, r.per_judge) for r in first.rows()]
+    run = opened(native_run)
+    assert run.info["partial"] is False
     rows = {r.id: r for r in run.rows()}
+    assert quick == [(r.id, r.state, r.why, r.score, r.group, r.language, r.per_judge) for r in rows.values()]
     assert list(rows) == ["s1", "s2", "s3", "m1"]  # the bench's order; m1 never ran but is listed
     assert rows["s1"].state == "scored" and rows["s1"].score == 0.5
     assert rows["s1"].per_judge == {"A": 1.0, "B": 0.0} and rows["s1"].disagree
@@ -43,7 +51,7 @@ def test_a_native_run_lists_every_declared_item_with_its_state(native_run: Path)
 
 
 def test_filters_sorting_and_paging_keep_counts(native_run: Path) -> None:
-    [run] = open_runs([native_run])
+    run = opened(native_run)
     rows = run.rows()
     everything = run_query(rows, Query())
     assert everything["counts"] == {"scored": 1, "unscored": 1, "failed": 1, "not run": 1, "total": 4}
@@ -74,7 +82,7 @@ def test_filters_sorting_and_paging_keep_counts(native_run: Path) -> None:
 
 
 def test_one_native_item_shows_verdicts_gating_style_clips_and_attempts(native_run: Path) -> None:
-    [run] = open_runs([native_run])
+    run = opened(native_run)
     reader = ItemReader(run)
     detail = reader.detail("candidate", "s1", 0)
     assert detail is not None
@@ -106,7 +114,7 @@ def test_one_native_item_shows_verdicts_gating_style_clips_and_attempts(native_r
 
 
 def test_a_multiple_choice_run_shows_letters_gold_and_the_released_clip(worldsense_run: Path) -> None:
-    [run] = open_runs([worldsense_run])
+    run = opened(worldsense_run)
     rows = {r.id: r for r in run.rows()}
     assert set(rows) == {"vidA/task0", "vidA/task1", "vidB/task0"}
     assert all(r.state == "scored" and r.score == 1.0 and r.task == "mc4" for r in rows.values())
@@ -129,7 +137,7 @@ def test_an_unscored_run_says_so_and_refreshes_when_scored(worldsense_run: Path,
     shutil.copytree(worldsense_run, copy)
     scores = (copy / "scores.json").read_bytes()
     (copy / "scores.json").unlink()
-    [run] = open_runs([copy])
+    run = opened(copy)
     assert {r.state for r in run.rows()} == {"unscored"}
     assert all(r.score is None and "not scored yet" in r.why for r in run.rows())
     (copy / "scores.json").write_bytes(scores)  # scored meanwhile: the next read sees it
@@ -189,7 +197,7 @@ def test_gating_tier_is_the_first_tier_not_fully_met() -> None:
 
 
 def test_an_http_route_run_shows_the_text_and_clip_its_body_carried(hostile_run: Path) -> None:
-    [run] = open_runs([hostile_run])
+    run = opened(hostile_run)
     [row] = run.rows()
     detail = ItemReader(run).detail(row.task, row.id, 0)
     assert detail is not None and "<script>window.pwned=2</script>" in detail["question"]
@@ -198,7 +206,7 @@ def test_an_http_route_run_shows_the_text_and_clip_its_body_carried(hostile_run:
 
 
 def test_a_socialomni_item_plays_the_trimmed_prefix_it_sent(socialomni_run: Path) -> None:
-    [run] = open_runs([socialomni_run])
+    run = opened(socialomni_run)
     rows = run.rows()
     assert len(rows) == 4 and {r.task for r in rows} == {"when"}
     assert all(r.state == "unscored" and "not scored yet" in r.why for r in rows)  # no scores.json: said so

@@ -5,6 +5,7 @@ run's files change, so a run being written refreshes its counts and a finished o
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -172,32 +173,115 @@ class RunView:
         self._scores: BenchmarkScores | None = None
         self._results: dict[tuple[str, str], ItemResult] = {}
         self._questions_read = False
+        self._full = threading.Event()
+        self._building: threading.Thread | None = None
+        self._failure: ViewError | None = None
         self.info: dict[str, Any] = {}
 
     # -- the list ------------------------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Read the run again when its files changed since the last read (cheap when they did not)."""
+        """Read the run again when its files changed since the last read (cheap when they did not).
+
+        The first read of a scored run lists its items at once from the store's item rows and scores.json
+        (states, scores, groups), then reads the replies, attempts and costs (the shared export) in the
+        background: ``info["partial"]`` says so until they are in. An item's detail waits for them."""
         stamp = _fingerprint(self.root)
         with self._lock:
+            if self._building is not None and self._building.is_alive():
+                return  # the full read in progress will be followed by a fresh check
+            if self._failure is not None:
+                failure, self._failure = self._failure, None
+                raise failure
             if stamp == self._stamp:
                 return
-            try:
-                made = export(self.root, allow_incomplete=True)
-                scores = read_scores(self.root, error=ViewError) if (self.root / SCORES_FILE).is_file() else None
-            except OmnivchatError as err:
-                raise ViewError(f"{self.root}: {err}") from None
-            records = with_unsent(made.records, scores)
-            questions: dict[tuple[str, str], str] = {}  # read on the first text search (with_questions)
-            self._rows = build_rows(records, scores, questions)
-            self._by_key = {(r.task, r.id): n for n, r in enumerate(self._rows)}
-            self._records = {(r.task, r.id): r for r in records}
-            self._scores = scores
-            self._results = {(r.task, r.key): r for r in scores.items} if scores else {}
-            self._questions_read = False
-            manifest = made.manifest
-            route = manifest.get("route") if isinstance(manifest.get("route"), dict) else {}
-            self.info = {
+            if self._stamp is None and (self.root / SCORES_FILE).is_file():
+                quick = self._quick()
+                if quick is not None:
+                    self._building = threading.Thread(target=self._build_later, args=(stamp,), daemon=True)
+                    self._building.start()
+                    return
+            self._build(stamp)
+
+    def _build_later(self, stamp: tuple[object, ...]) -> None:
+        try:
+            built = self._read(stamp)  # without the lock: the quick rows are served meanwhile
+            with self._lock:
+                self._apply(built)
+        except ViewError as err:
+            self._failure = err
+        finally:
+            self._full.set()
+
+    def _quick(self) -> bool | None:
+        """The first list of a large scored run without its replies: the store's item rows (one query per task)
+        and scores.json as plain JSON. None when either cannot be read so (the full read then says why)."""
+        try:
+            data = json.loads((self.root / SCORES_FILE).read_text(encoding="utf-8"))
+            results = [ItemResult.model_construct(**entry) for entry in data["items"]]
+            tasks = sorted({r.task for r in results})
+            stored: list[TaskRecord] = []
+            with RunStore(self.root / STORE_FILE, read_only=True) as store:
+                for task in tasks:
+                    for item in store.items(task):
+                        failed = item["status"] == "failed"
+                        error = f"{item['error_kind']}: {item['error']}" if failed else None
+                        stored.append(
+                            TaskRecord.model_construct(
+                                task=task, id=item["item_id"], status=item["status"], error_kind=item["error_kind"],
+                                error=error, meta=item["meta"], reply=None, attempts=0, cost=None,
+                            )
+                        )  # fmt: skip
+        except (OSError, ValueError, KeyError, TypeError, OmnivchatError):
+            return None
+        scores = BenchmarkScores.model_construct(items=results, complete=data.get("complete", True))
+        records = with_unsent(stored, scores)
+        rows = build_rows(records, scores, {})
+        for row in rows:
+            row.reply_len = None
+            row.attempts = 0
+        self._rows = rows
+        self._by_key = {(r.task, r.id): n for n, r in enumerate(rows)}
+        self.info = {
+            "label": self.label,
+            "path": str(self.root),
+            "benchmark": data.get("benchmark"),
+            "model": data.get("model"),
+            "condition": data.get("condition") or "both",
+            "status": "reading",
+            "scored": True,
+            "complete": data.get("complete"),
+            "incomplete": data.get("incomplete"),
+            "items": len(rows),
+            "unnamed_not_run": 0,
+            "partial": True,
+        }
+        return True
+
+    def _build(self, stamp: tuple[object, ...]) -> None:
+        """The full read (the caller holds the lock)."""
+        self._apply(self._read(stamp))
+
+    def _read(self, stamp: tuple[object, ...]) -> dict[str, Any]:
+        """Everything the list and the items need, read from the run (assigned by :meth:`_apply`)."""
+        try:
+            made = export(self.root, allow_incomplete=True)
+            scores = read_scores(self.root, error=ViewError) if (self.root / SCORES_FILE).is_file() else None
+        except OmnivchatError as err:
+            raise ViewError(f"{self.root}: {err}") from None
+        records = with_unsent(made.records, scores)
+        rows = build_rows(records, scores, {})  # questions: read on the first text search (with_questions)
+        manifest = made.manifest
+        route = manifest.get("route") if isinstance(manifest.get("route"), dict) else {}
+        return {
+            "_stamp": stamp,
+            "_rows": rows,
+            "_by_key": {(r.task, r.id): n for n, r in enumerate(rows)},
+            "_records": {(r.task, r.id): r for r in records},
+            "_scores": scores,
+            "_results": {(r.task, r.key): r for r in scores.items} if scores else {},
+            "_questions_read": False,
+            "info": {
                 "label": self.label,
                 "path": str(self.root),
                 "benchmark": made.benchmark,
@@ -207,10 +291,20 @@ class RunView:
                 "scored": scores is not None,
                 "complete": None if scores is None else scores.complete,
                 "incomplete": None if scores is None else scores.incomplete,
-                "items": len(self._rows),
-                "unnamed_not_run": max(0, sum(c.declared for c in made.counts.values()) - len(self._rows)),
-            }
-            self._stamp = stamp
+                "items": len(rows),
+                "unnamed_not_run": max(0, sum(c.declared for c in made.counts.values()) - len(rows)),
+                "partial": False,
+            },
+        }
+
+    def _apply(self, built: dict[str, Any]) -> None:
+        for name, value in built.items():
+            setattr(self, name, value)
+        self._full.set()
+
+    def wait_full(self, timeout: float | None = None) -> bool:
+        """Block until the replies, attempts and costs are read (at once when they are)."""
+        return self._full.wait(timeout)
 
     def rows(self) -> list[Row]:
         self.refresh()
@@ -218,8 +312,10 @@ class RunView:
 
     def record(self, task: str, item_id: str) -> tuple[Row, TaskRecord] | None:
         self.refresh()
+        self._full.wait()
+        self.refresh()  # raises what stopped a read in the background
         at = self._by_key.get((task, item_id))
-        if at is None:
+        if at is None or (task, item_id) not in self._records:
             return None
         return self._rows[at], self._records[(task, item_id)]
 

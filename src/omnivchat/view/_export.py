@@ -48,6 +48,8 @@ def export_viewer(run_dirs: Sequence[str | Path], out: str | Path) -> Written:
     rows: list[list[dict[str, Any]]] = []
     items = 0
     for n, (run, reader) in enumerate(zip(viewer.runs, viewer.readers, strict=True)):
+        run.wait_full()
+        run.refresh()
         listed = []
         for index, row in enumerate(run.with_questions()):
             found = run.record(row.task, row.id)

@@ -92,6 +92,8 @@ def _side(row: Row | None, reply: str | None) -> dict[str, Any] | None:
 def compare(runs: Sequence[RunView], query: PairQuery) -> dict[str, Any]:
     """The page of paired items under ``query.which``, with the count of every filter."""
     run_a, run_b = runs[query.a], runs[query.b]
+    for run in (run_a, run_b):
+        run.wait_full()  # both replies are shown
     listed = [run.with_questions() if query.text else run.rows() for run in (run_a, run_b)]
     rows_a = {(r.task, r.id): r for r in listed[0]}
     rows_b = {(r.task, r.id): r for r in listed[1]}

@@ -237,7 +237,9 @@ function renderList(body) {
   const info = body.run || {};
   $("run-info").textContent = visible(`${info.benchmark || "?"} · ${info.model || "?"} · ${info.condition || "both"}` +
     (info.scored ? "" : " · not scored yet") +
-    (info.unnamed_not_run ? ` · ${info.unnamed_not_run} more declared item(s) never run (named once scored)` : ""));
+    (info.unnamed_not_run ? ` · ${info.unnamed_not_run} more declared item(s) never run (named once scored)` : "") +
+    (info.partial ? " · reading replies, attempts and costs…" : ""));
+  state.partial = Boolean(info.partial);
   $("head").replaceChildren(...["id", "group", "lang", "state", "score", "reply", "cost", "tries"].map((h) => el("th", {}, h)));
   state.rows = body.rows;
   $("rows").replaceChildren(...body.rows.map((r, n) => el("tr", {
@@ -489,14 +491,19 @@ async function start() {
   syncControls();
   bind();
   await loadList();
-  if (!EXPORTED) setInterval(refreshCounts, 5000);  // a run being written: its counts move
+  if (!EXPORTED) poll();
+}
+
+function poll() {  // a run being written: its counts move; a large run's replies arrive after its first list
+  setTimeout(async () => { await refreshCounts(); poll(); }, state.partial ? 1000 : 5000);
 }
 
 async function refreshCounts() {
   if (state.b !== null || document.hidden) return;
   try {
     const body = await api(`api/runs/${state.a}/items`, { limit: 1, state: state.filters.state });
-    if (body.counts.total !== Number($("n-total").textContent) || body.counts.scored !== Number($("n-scored").textContent)) loadList();
+    if (body.counts.total !== Number($("n-total").textContent) || body.counts.scored !== Number($("n-scored").textContent) ||
+        Boolean(body.run.partial) !== Boolean(state.partial)) loadList();
   } catch (err) { status(err.message, true); }
 }
 
