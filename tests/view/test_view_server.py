@@ -212,3 +212,17 @@ def test_the_report_the_command_and_the_server_agree_on_the_port() -> None:
     from omnivchat.view import DEFAULT_PORT
 
     assert f"http://127.0.0.1:{DEFAULT_PORT}/" == VIEWER_URL and CLI_PORT == DEFAULT_PORT
+
+
+def test_the_command_exports_static_files(native_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "viewer"
+    result = CliRunner().invoke(app, ["view", str(native_run), "--export", str(out)], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "wrote the viewer of 1 run(s), 4 items" in result.output and (out / "index.html").is_file()
+    page = (out / "index.html").read_text()
+    assert '<script src="data/runs.js"></script>' in page and "http" not in page.replace("http-equiv", "")
+    assert len(list((out / "data").glob("item-0-*.js"))) == 4
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "notes.txt").write_text("mine")
+    refused = CliRunner().invoke(app, ["view", str(native_run), "--export", str(tmp_path / "taken")])
+    assert refused.exit_code == 2 and "not empty" in refused.output
