@@ -160,3 +160,24 @@ def socialomni_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     made = invoke(*args, "--limit", "4", "--model", "sim:healthy", "-o", str(run), "--no-progress")
     assert made.exit_code == 0, made.output
     return run
+
+
+@pytest.fixture(scope="session")
+def spoken_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A byo run of the simulated model answering aloud (eval --reply-audio): each reply's audio in RUN/audio/."""
+    from omnivchat.synth import render_clip
+
+    root = tmp_path_factory.mktemp("view-spoken")
+    scene = {"size": [160, 90], "objects": [{"shape": "square", "color": "red", "position": "left"}]}
+    render_clip(scene, root / "media" / "red.mp4")
+    rows = [
+        {"qid": "q1", "question": "What colour is the square?", "answer": "red", "requires": ["video"]},
+        {"qid": "q2", "question": "How many squares?", "answer": "one", "requires": ["video"]},
+    ]
+    data = [{**row, "video": "media/red.mp4", "category": "video-only"} for row in rows]
+    (root / "bench.json").write_text(json.dumps(data))
+    run = root / "run"
+    args = ["eval", "--benchmark", "byo", "--data", str(root / "bench.json"), "--model", "sim:healthy"]
+    made = invoke(*args, "-o", str(run), "--reply-audio", "auto", "--no-progress")
+    assert made.exit_code == 0, made.output
+    return run

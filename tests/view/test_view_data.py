@@ -214,3 +214,17 @@ def test_a_socialomni_item_plays_the_trimmed_prefix_it_sent(socialomni_run: Path
     [clip] = reader.clips("when", rows[0].id)
     assert clip.label == "prefix" and "sha256 matches" in clip.note
     assert clip.path.parent.name == "prefixes" and clip.path.is_relative_to(socialomni_run.resolve())
+
+
+def test_a_spoken_reply_has_its_audio_and_a_byo_item_its_clip(spoken_run: Path) -> None:
+    run = opened(spoken_run)
+    reader = ItemReader(run)
+    detail = reader.detail("open", "q1", 0)
+    assert detail is not None and detail["question"] == "What colour is the square?"
+    assert detail["spoken"]["format"] == "wav" and detail["spoken"]["server_transcript"] == "red"
+    assert detail["spoken"]["url"] == "api/runs/0/audio?task=open&id=q1"
+    audio = reader.audio("open", "q1")
+    assert audio is not None and audio.parent == (spoken_run / "audio").resolve() and audio.suffix == ".wav"
+    [clip] = detail["clips"]
+    assert clip["label"] == "media/red.mp4" and "sha256" in clip["note"]
+    assert reader.audio("open", "nope") is None

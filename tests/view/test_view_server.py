@@ -226,3 +226,15 @@ def test_the_command_exports_static_files(native_run: Path, tmp_path: Path) -> N
     (tmp_path / "taken" / "notes.txt").write_text("mine")
     refused = CliRunner().invoke(app, ["view", str(native_run), "--export", str(tmp_path / "taken")])
     assert refused.exit_code == 2 and "not empty" in refused.output
+
+
+def test_a_spoken_reply_is_served_with_range(spoken_run: Path) -> None:
+    with ViewServer([spoken_run], port=0) as server:
+        detail = call(server, item(0, "open", "q2")).json()
+        url = "/" + detail["spoken"]["url"]
+        whole = call(server, url)
+        assert whole.status == 200 and whole.headers["content-type"] == "audio/wav" and whole.body[:4] == b"RIFF"
+        part = call(server, url, {"Range": "bytes=0-11"})
+        assert part.status == 206 and part.body == whole.body[:12]
+        clip = call(server, "/" + detail["clips"][0]["url"])
+        assert clip.status == 200 and clip.body[4:8] == b"ftyp"

@@ -137,6 +137,8 @@ class ItemReader:
         manifest = read_run_manifest(self.run.root)
         root = manifest.value("media_root")
         hashes = (manifest.value("media_sha256") or {}).get(item_id)
+        if isinstance(hashes, str):  # byo: one clip per item, named in the run's data file
+            return self._data_file_clip(manifest.value("data"), item_id, hashes, sent)
         if not isinstance(root, str) or not isinstance(hashes, dict):
             return []
         base = Path(root).resolve()
@@ -148,6 +150,31 @@ class ItemReader:
             note = "sent as it is (sha256 matches)" if sha == sent else "a source file of the composed clip sent"
             clips.append(Clip(number, target, str(relative), note))
         return clips
+
+    def _data_file_clip(self, data: object, item_id: str, sha: str, sent: object) -> list[Clip]:
+        """A byo item's clip: its ``video`` in the run's data file, inside that file's folder, whose sha256 is
+        the one the manifest recorded (a clip changed since is not shown as the one sent)."""
+        from omnivchat.media import content_hash
+
+        if not isinstance(data, str):
+            return []
+        try:
+            rows = json.loads(Path(data).read_text(encoding="utf-8"))
+            video = next(r.get("video") for r in rows if isinstance(r, dict) and r.get("qid") == item_id)
+        except (OSError, ValueError, StopIteration, TypeError, AttributeError):
+            return []
+        base = Path(data).parent.resolve()
+        target = (base / str(video)).resolve()
+        if not isinstance(video, str) or not target.is_relative_to(base) or not target.is_file():
+            return []
+        try:
+            same = content_hash(target) == sha
+        except OmnivchatError:
+            return []
+        if not same:
+            return []
+        note = "sent as it is (sha256 matches)" if sha == sent else "the item's clip (sha256 as the run recorded)"
+        return [Clip(1, target, video, note)]
 
     def audio(self, task: str, item_id: str) -> Path | None:
         """The spoken reply's audio file, inside RUN/audio/, or None."""
