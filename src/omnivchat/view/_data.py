@@ -13,7 +13,7 @@ from typing import Any
 
 from omnivchat.benchmarks import TaskRecord, benchmark_of, export
 from omnivchat.errors import OmnivchatError
-from omnivchat.judges import SCORES_FILE, BenchmarkScores, ItemResult, read_scores
+from omnivchat.judges import BENCHMARK_SCORES_SCHEMA, SCORES_FILE, BenchmarkScores, ItemResult, read_scores
 from omnivchat.runs import STORE_FILE, RunError, RunStore
 
 STATES = ("scored", "unscored", "failed", "not run")
@@ -218,6 +218,8 @@ class RunView:
         and scores.json as plain JSON. None when either cannot be read so (the full read then says why)."""
         try:
             data = json.loads((self.root / SCORES_FILE).read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or data.get("schema") != BENCHMARK_SCORES_SCHEMA:
+                return None  # an older file: converted by the full read
             results = [ItemResult.model_construct(**entry) for entry in data["items"]]
             tasks = sorted({r.task for r in results})
             stored: list[TaskRecord] = []
