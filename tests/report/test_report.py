@@ -305,6 +305,7 @@ def test_table1_rows_and_failure_counts(inputs: Inputs, report: Path) -> None:
         "Empty replies",
         "Style-graded",
         "Source",
+        "In the viewer",
     ]
     blind = [t for t, _ in _row(page, "failures", "sim:video-blind")]
     assert blind[1:8] == ["13", "12", "1", "1", "0", "0", "0"]  # the undecodable clip: one failed request, unscored
@@ -345,8 +346,27 @@ def test_plots_are_inline_pngs_and_page_is_self_contained(report: Path) -> None:
         image = Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1])))
         assert image.format == "PNG" and image.width > 400 and len(image.getcolors(1 << 16) or range(300)) > 20
     assert page.scripts == 0  # no script, stylesheet link or frame: nothing to fetch
-    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
-    assert not any(link.startswith(("http:", "https:")) for link in page.links)
+    # the one kind of outside link: to the run viewer on this machine (a navigation, never fetched)
+    outside = html.replace('href="http://127.0.0.1:8766/#', 'href="#')
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", outside)
+    assert not any(link.startswith(("http:", "https:")) for link in page.links if not link.startswith(VIEWER))
+
+
+VIEWER = "http://127.0.0.1:8766/#"
+
+
+def test_rows_failure_counts_and_ablation_cells_link_to_the_viewer(report: Path) -> None:
+    from urllib.parse import parse_qs
+
+    page = parse(report.read_text(encoding="utf-8"))
+    links = [parse_qs(link[len(VIEWER) :]) for link in page.links if link.startswith(VIEWER)]
+    assert {"run": ["healthy"]} in links  # a Table 1 row: the run's items
+    assert {"run": ["video-blind"], "state": ["failed"]} in links  # its failure count
+    assert {"run": ["unscored"], "state": ["unscored"]} in links
+    assert {"run": ["healthy"], "state": ["not run"]} in links
+    for condition in ("both", "video_only", "audio_only", "neither"):  # each ablation condition's cell
+        assert {"run": [f"ablation-healthy/{condition}"], "state": ["failed"]} in links
+    assert {"run": ["ablation-healthy/both"]} in links  # its Table 1 row, named as the viewer names it
 
 
 def test_ablation_grid_and_refusal(inputs: Inputs, report: Path) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chromium import open_page, require_chromium
 from typer.testing import CliRunner
 
 from omnivchat.bench import INSPECTION_FILE, Bench, BenchError, inspection_decisions, load_bench
@@ -516,160 +517,65 @@ def test_the_command_serves_until_interrupted(small_bench: Bench) -> None:
 # In a real browser (Debian's chromium; .ci/run installs it)
 
 
-def _chromium() -> str | None:
-    return next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-
-
-class DevTools:
-    """The least of the Chrome DevTools protocol: commands on one page target over aiohttp's websocket client."""
-
-    def __init__(self, socket: Any) -> None:
-        self.socket = socket
-        self.next_id = 0
-
-    async def send(self, method: str, **params: Any) -> dict[str, Any]:
-        self.next_id += 1
-        sent = self.next_id
-        await self.socket.send_json({"id": sent, "method": method, "params": params})
-        while True:
-            message = await self.socket.receive_json(timeout=60)
-            if message.get("id") == sent:
-                assert "error" not in message, (method, message["error"])
-                return message["result"]
-
-    async def js(self, expression: str) -> Any:
-        result = await self.send(
-            "Runtime.evaluate", expression=expression, awaitPromise=True, returnByValue=True, userGesture=True
-        )
-        assert "exceptionDetails" not in result, result["exceptionDetails"]
-        return result["result"].get("value")
-
-    async def until(self, expression: str, timeout: float = 30) -> Any:
-        deadline = time.monotonic() + timeout
-        while True:
-            value = await self.js(expression)
-            if value:
-                return value
-            assert time.monotonic() < deadline, f"timed out waiting for {expression}"
-            await asyncio.sleep(0.1)
-
-    async def key(self, key: str, code: str, keycode: int) -> None:
-        common = {"key": key, "code": code, "windowsVirtualKeyCode": keycode}
-        await self.send("Input.dispatchKeyEvent", type="keyDown", text={"Enter": "\r"}.get(key, key), **common)
-        await self.send("Input.dispatchKeyEvent", type="keyUp", **common)
-
-
-async def _page_target(profile: Path, process: subprocess.Popen[bytes]) -> str:
-    import aiohttp
-
-    port_file = profile / "DevToolsActivePort"
-    deadline = time.monotonic() + 60
-    while not (port_file.is_file() and len(port_file.read_text().splitlines()) >= 2):
-        assert process.poll() is None, "chromium exited at start"
-        assert time.monotonic() < deadline, "chromium did not start its DevTools server"
-        await asyncio.sleep(0.1)
-    port = int(port_file.read_text().splitlines()[0])
-    async with aiohttp.ClientSession() as session:
-        while True:
-            async with session.get(f"http://127.0.0.1:{port}/json/list") as response:
-                pages = [t for t in await response.json() if t.get("type") == "page"]
-            if pages:
-                return str(pages[0]["webSocketDebuggerUrl"])
-            assert time.monotonic() < deadline, "chromium opened no page"
-            await asyncio.sleep(0.1)
-
-
 async def _inspect_in_browser(server: InspectServer, profile: Path, binary: str) -> dict[str, Any]:
-    import aiohttp
+    async with open_page(binary, profile) as page:
+        await page.send("Page.navigate", url=server.url)
+        await page.until("document.body && document.body.dataset.ready === 'true'")
+        found: dict[str, Any] = {}
+        found["cards"] = await page.js("document.querySelectorAll('article.instance').length")
+        found["id_visible"] = await page.js(
+            """(() => { const id = document.querySelector('[data-instance-id="s1"] code.id');
+               const box = id.getBoundingClientRect();
+               return id.textContent === 's1' && box.width > 0 && box.height > 0; })()"""
+        )
+        found["played"] = await page.js(
+            """(async () => {
+                 const video = document.querySelector('[data-instance-id="s1"] video');
+                 await video.play();
+                 const start = performance.now();
+                 while (video.currentTime < 0.3 && performance.now() - start < 15000) {
+                   await new Promise((r) => setTimeout(r, 50));
+                 }
+                 video.pause();
+                 return {time: video.currentTime, ready: video.readyState, error: video.error && video.error.code,
+                         width: video.videoWidth};
+               })()"""
+        )
+        # Keyboard: the first card is current; r focuses its reason field, Enter rejects with that reason.
+        await page.key("r", "KeyR", 82)
+        assert await page.js("document.activeElement.classList.contains('reason')")
+        await page.send("Input.insertText", text="the square is on the wrong side")
+        await page.key("Enter", "Enter", 13)
+        await page.until(
+            "document.querySelector('[data-instance-id=\"s1\"] .decision').textContent.startsWith('rejected')"
+        )
+        # The page moved on to s2: a accepts it. Then the reject button on m1, with a typed reason.
+        await page.until("document.querySelector('article.current').dataset.instanceId === 's2'")
+        await page.key("a", "KeyA", 65)
+        await page.until("document.getElementById('n-accepted').textContent === '1'")
+        await page.js(
+            """(() => { const card = document.querySelector('[data-instance-id="m1"]');
+               card.querySelector('input.reason').value = 'turn 2 repeats turn 1';
+               card.querySelector('button.reject').click(); })()"""
+        )
+        await page.until("document.getElementById('n-rejected').textContent === '2'")
 
-    flags = [
-        "--headless",
-        "--no-sandbox",  # CI runs as root, where Chromium's sandbox cannot start
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",  # nothing but the loopback server
-        "--autoplay-policy=no-user-gesture-required",
-        "--remote-debugging-port=0",
-        f"--user-data-dir={profile}",
-        "about:blank",
-    ]
-    process = subprocess.Popen([binary, *flags], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        target = await _page_target(profile, process)
-        async with aiohttp.ClientSession() as session, session.ws_connect(target, max_msg_size=0) as socket:
-            page = DevTools(socket)
-            await page.send("Page.enable")
-            await page.send("Page.navigate", url=server.url)
-            await page.until("document.body && document.body.dataset.ready === 'true'")
-            found: dict[str, Any] = {}
-            found["cards"] = await page.js("document.querySelectorAll('article.instance').length")
-            found["id_visible"] = await page.js(
-                """(() => { const id = document.querySelector('[data-instance-id="s1"] code.id');
-                   const box = id.getBoundingClientRect();
-                   return id.textContent === 's1' && box.width > 0 && box.height > 0; })()"""
-            )
-            found["played"] = await page.js(
-                """(async () => {
-                     const video = document.querySelector('[data-instance-id="s1"] video');
-                     await video.play();
-                     const start = performance.now();
-                     while (video.currentTime < 0.3 && performance.now() - start < 15000) {
-                       await new Promise((r) => setTimeout(r, 50));
-                     }
-                     video.pause();
-                     return {time: video.currentTime, ready: video.readyState, error: video.error && video.error.code,
-                             width: video.videoWidth};
-                   })()"""
-            )
-            # Keyboard: the first card is current; r focuses its reason field, Enter rejects with that reason.
-            await page.key("r", "KeyR", 82)
-            assert await page.js("document.activeElement.classList.contains('reason')")
-            await page.send("Input.insertText", text="the square is on the wrong side")
-            await page.key("Enter", "Enter", 13)
-            await page.until(
-                "document.querySelector('[data-instance-id=\"s1\"] .decision').textContent.startsWith('rejected')"
-            )
-            # The page moved on to s2: a accepts it. Then the reject button on m1, with a typed reason.
-            await page.until("document.querySelector('article.current').dataset.instanceId === 's2'")
-            await page.key("a", "KeyA", 65)
-            await page.until("document.getElementById('n-accepted').textContent === '1'")
-            await page.js(
-                """(() => { const card = document.querySelector('[data-instance-id="m1"]');
-                   card.querySelector('input.reason').value = 'turn 2 repeats turn 1';
-                   card.querySelector('button.reject').click(); })()"""
-            )
-            await page.until("document.getElementById('n-rejected').textContent === '2'")
-
-            await page.js("window.beforeReload = true")
-            await page.send("Page.reload", ignoreCache=True)
-            await page.until("!window.beforeReload && document.body && document.body.dataset.ready === 'true'")
-            found["after_reload"] = await page.js(
-                """Object.fromEntries([...document.querySelectorAll('article.instance')].map(
-                     (a) => [a.dataset.instanceId, a.querySelector('.decision').textContent]))"""
-            )
-            found["counts"] = await page.js(
-                "['accepted', 'rejected', 'undecided'].map((n) => document.getElementById('n-' + n).textContent)"
-            )
-            found["status"] = await page.js("document.getElementById('status').textContent")
-            await page.send("Browser.close")
+        await page.js("window.beforeReload = true")
+        await page.send("Page.reload", ignoreCache=True)
+        await page.until("!window.beforeReload && document.body && document.body.dataset.ready === 'true'")
+        found["after_reload"] = await page.js(
+            """Object.fromEntries([...document.querySelectorAll('article.instance')].map(
+                 (a) => [a.dataset.instanceId, a.querySelector('.decision').textContent]))"""
+        )
+        found["counts"] = await page.js(
+            "['accepted', 'rejected', 'undecided'].map((n) => document.getElementById('n-' + n).textContent)"
+        )
+        found["status"] = await page.js("document.getElementById('status').textContent")
         return found
-    finally:
-        if process.poll() is None:
-            process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def test_chromium_plays_rejects_and_keeps_the_decision_after_reload(server: InspectServer, tmp_path: Path) -> None:
-    binary = _chromium()
-    if binary is None:
-        pytest.skip("no chromium binary found (apt-get install chromium; .ci/run installs it)")
+    binary = require_chromium()
     found = asyncio.run(asyncio.wait_for(_inspect_in_browser(server, tmp_path / "profile", binary), timeout=180))
     assert found["cards"] == 4 and found["id_visible"] is True
     played = found["played"]

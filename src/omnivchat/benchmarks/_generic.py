@@ -8,6 +8,7 @@ every benchmark too (omnivchat-benchmark-scores-v1)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from omnivchat.runs import (
     RunError,
     RunStatus,
     RunStore,
+    StoredResult,
     attempt_counts,
     item_costs,
     manifest_shard,
@@ -195,8 +197,9 @@ def _export(run_dir: Path, declared: Declared, extras: ExportExtras, *, allow_in
         for task, keys in declared.tasks.items():
             costs = item_costs(rows, task)
             stored = {i["item_id"]: i for i in store.items(task)}
+            read = _Stored(store.results_of(task), store.attempt_counts_of(task))  # two queries, not two per item
             for key in list(stored) if isinstance(keys, int) else keys:
-                records.append(_record(store, task, key, stored.get(key), costs, extras))
+                records.append(_record(read, task, key, stored.get(key), costs, extras))
         cost = tally(rows)
         counts = store.counts()
     reasons = list(extras.reasons)
@@ -226,15 +229,23 @@ def _export(run_dir: Path, declared: Declared, extras: ExportExtras, *, allow_in
     )
 
 
+@dataclass(frozen=True)
+class _Stored:
+    """A task's stored results and attempt counts, by request key."""
+
+    results: dict[str, StoredResult]
+    attempts: dict[str, int]
+
+
 def _record(
-    store: RunStore,
+    stored: _Stored,
     task: str,
     key: str,
     row: dict[str, Any] | None,
     costs: dict[str, CostTotals],
     extras: ExportExtras,
 ) -> TaskRecord:
-    result = store.result(row["key"]) if row and row["key"] else None
+    result = stored.results.get(row["key"]) if row and row["key"] else None
     failed = row is not None and row["status"] == "failed"
     return TaskRecord(
         task=task,
@@ -248,7 +259,7 @@ def _record(
         redacted=bool(result and result.redacted),
         error_kind=row["error_kind"] if row else None,
         error=f"{row['error_kind']}: {row['error']}" if row and failed else None,
-        attempts=len(store.attempts(row["key"])) if row and row["key"] else 0,
+        attempts=stored.attempts.get(row["key"], 0) if row and row["key"] else 0,
         request_sha256=row["key"] if row else None,
         cost=costs.get(key),
         meta={**(row["meta"] if row else {}), **extras.meta.get((task, key), {})},

@@ -99,6 +99,25 @@ def _href(target: Path, output: Path) -> str:
     return quote(Path(rel).as_posix())
 
 
+VIEWER_URL = "http://127.0.0.1:8766/"
+"""Where ``omnivchat view`` serves by default: the report's viewer links open its matching filter there."""
+
+
+def viewer_href(label: str, **filters: str) -> str:
+    """A link to the run viewer's page for the run labelled ``label`` with ``filters`` set, in the fragment scheme
+    of docs/viewer.md (``#run=LABEL&state=failed...``); the viewer names a run by its folder's name, a condition
+    of an ablation directory ``DIR/CONDITION``."""
+    from urllib.parse import urlencode
+
+    return f"{VIEWER_URL}#{urlencode({'run': label, **filters})}"
+
+
+def _viewer_links(label: str) -> list[dict[str, str]]:
+    """The viewer's filters a failure-count row links to."""
+    states = (("all", ""), ("unscored", "unscored"), ("failed", "failed"), ("not run", "not run"))
+    return [{"text": text, "href": viewer_href(label, **({"state": s} if s else {}))} for text, s in states]
+
+
 def _display(path: Path, base: Path) -> str:
     """A path as shown in tables: relative to the folder all inputs share (named in the Inputs section)."""
     try:
@@ -142,10 +161,19 @@ def _table1(runs: list[ScoredRun], output: Path, base: Path) -> dict[str, Any]:
                 "incomplete": _incomplete(run),
                 "run_dir": _display(run.dir, base),
                 "scores_href": _href(run.dir / "scores.json", output),
+                "viewer_href": viewer_href(_run_label(run.dir)),
                 "ref": f.ref,
             }
         )
     return {"columns": list(TABLE1_COLUMNS), "rows": rows}
+
+
+def _run_label(run_dir: Path) -> str:
+    """The viewer's label of a run: its folder's name, or ``ABLATION/CONDITION`` for a condition's run."""
+    resolved = run_dir.resolve()
+    if (resolved.parent / "ablation.json").is_file():
+        return f"{resolved.parent.name}/{resolved.name}"
+    return resolved.name
 
 
 def _incomplete(run: ScoredRun) -> str | None:
@@ -181,6 +209,7 @@ def _failures(runs: list[ScoredRun]) -> list[dict[str, Any]]:
                 "bad": bool(t1.n_unscored or t1.n_failed_requests or t1.n_empty_replies),
                 "incomplete": _incomplete(run),
                 "unscored": unscored,
+                "viewer": _viewer_links(_run_label(run.dir)),
                 "ref": f.ref,
             }
         )
@@ -368,6 +397,7 @@ def _ablation(ablation: Ablation, output: Path, base: Path, plot: Callable[..., 
                 if run is not None and entry.run_dir
                 else None,
                 "condition_label": run.condition if run is not None else c,
+                "viewer": _viewer_links(f"{ablation.dir.resolve().name}/{c}") if entry.run_dir else [],
             }
         )
     categories = _diagnosis_rows(ablation.categories, f, "categories")

@@ -392,6 +392,39 @@ class RunStore:
             row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], json.loads(row[7]), row[8], bool(row[9])
         )
 
+    def results_of(self, kind: str) -> dict[str, StoredResult]:
+        """Every stored result of the items of ``kind``, by request key, in one query (exports of large runs)."""
+        fingerprint = self._column("results", "system_fingerprint", "r.")
+        redacted = self._column("results", "redacted", "r.")
+        rows = self._rows(
+            "SELECT r.key, r.text, r.reasoning, r.finish_reason, r.usage, r.model, r.latency, r.delivered, "
+            f"{fingerprint}, {redacted} FROM results r JOIN items i ON i.key = r.key WHERE i.kind=?",
+            (kind,),
+        )
+        return {
+            row[0]: StoredResult(
+                row[0],
+                row[1],
+                row[2],
+                row[3],
+                json.loads(row[4]),
+                row[5],
+                row[6],
+                json.loads(row[7]),
+                row[8],
+                bool(row[9]),
+            )
+            for row in rows
+        }
+
+    def attempt_counts_of(self, kind: str) -> dict[str, int]:
+        """The number of attempts of each request of the items of ``kind``, by request key, in one query."""
+        rows = self._rows(
+            "SELECT a.key, count(*) FROM attempts a WHERE a.key IN (SELECT key FROM items WHERE kind=?) GROUP BY a.key",
+            (kind,),
+        )
+        return {row[0]: int(row[1]) for row in rows}
+
     def items(self, kind: str = "candidate") -> list[dict[str, Any]]:
         rows = self._rows(
             "SELECT item_id, key, status, error_kind, error, meta FROM items WHERE kind=? ORDER BY item_id", (kind,)
@@ -501,21 +534,34 @@ class RunStore:
             "tokens": tokens,
         }
 
-    def cost_rows(self) -> list[dict[str, Any]]:
-        """Every attempt with its request's kind and its cost (``usd`` None: unknown, ``note`` why; an attempt
-        with no cost row has note None: made before costs were kept, or cut before its outcome)."""
+    def cost_rows(self, key: str | None = None) -> list[dict[str, Any]]:
+        """Every attempt (of request ``key`` only, when given) with its request's kind and its cost (``usd``
+        None: unknown, ``note`` why; an attempt with no cost row has note None: made before costs were kept, or
+        cut before its outcome)."""
         names = ("kind", "item_id", "status", "estimate", "usd", "note")
+        where, params = (" WHERE a.key = ?", (key,)) if key is not None else ("", ())
         if self._rows("SELECT name FROM sqlite_master WHERE type='table' AND name='attempt_costs'"):
             rows = self._rows(
                 "SELECT r.kind, a.item_id, a.status, c.estimate, c.usd, c.note FROM attempts a "
-                "JOIN requests r ON r.key = a.key LEFT JOIN attempt_costs c ON c.attempt = a.id ORDER BY a.id"
+                f"JOIN requests r ON r.key = a.key LEFT JOIN attempt_costs c ON c.attempt = a.id{where} ORDER BY a.id",
+                params,
             )
         else:  # a store made before costs were kept, read without changing it
             rows = self._rows(
                 "SELECT r.kind, a.item_id, a.status, NULL, NULL, NULL FROM attempts a "
-                "JOIN requests r ON r.key = a.key ORDER BY a.id"
+                f"JOIN requests r ON r.key = a.key{where} ORDER BY a.id",
+                params,
             )
         return [dict(zip(names, r, strict=True)) for r in rows]
+
+    def descriptions(self, kind: str = "candidate", item_id: str | None = None) -> dict[str, dict[str, Any]]:
+        """Item id -> the stored description of its request (what was asked: the clip's sha256, the text, the
+        history), one query for every item of ``kind`` (or only ``item_id``); items never sent are absent."""
+        where, params = ("i.kind=? AND i.item_id=?", (kind, item_id)) if item_id is not None else ("i.kind=?", (kind,))
+        rows = self._rows(
+            f"SELECT i.item_id, r.description FROM items i JOIN requests r ON r.key = i.key WHERE {where}", params
+        )
+        return {row[0]: json.loads(row[1]) for row in rows}
 
     def audio(self, key: str) -> dict[str, Any] | None:
         """The spoken reply stored with result ``key``: path (relative to the run directory), sha256, format,

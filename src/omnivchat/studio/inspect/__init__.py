@@ -10,7 +10,8 @@ leaves the delivered set (``omnivchat.bench.load_bench`` skips it). See docs/stu
 - :func:`make_app`: the aiohttp application, for embedding; :class:`DecisionLog`: the append-only log.
 """
 
-from omnivchat.studio.inspect._app import HOST, make_app
+from omnivchat._loopback import HOST
+from omnivchat.studio.inspect._app import make_app
 from omnivchat.studio.inspect._lock import LOCK_FILE, InspectError, InspectLocked
 from omnivchat.studio.inspect._log import (
     MAX_BODY_BYTES,

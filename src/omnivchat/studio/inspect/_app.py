@@ -13,12 +13,12 @@ framing and cross-origin embedding.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from importlib import resources
 from typing import Any
 
 from aiohttp import web
 
+from omnivchat._loopback import HOST, error_response, local_app
 from omnivchat.bench import INSPECTION_FILE, Bench
 from omnivchat.errors import OmnivchatError
 from omnivchat.studio.inspect._log import MAX_BODY_BYTES, DecisionError, DecisionLog, parse_decision
@@ -30,13 +30,7 @@ from omnivchat.studio.inspect._views import (
     unstaged_attributes,
 )
 
-HOST = "127.0.0.1"
 STATIC = {"inspect.js": "text/javascript", "inspect.css": "text/css", "index.html": "text/html"}
-_CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self'; "
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-)
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class _State:
@@ -68,36 +62,11 @@ class _State:
 _STATE = web.AppKey("inspect", _State)
 
 
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message}, status=status)
+_error = error_response
 
 
 def _state(request: web.Request) -> _State:
     return request.app[_STATE]
-
-
-@web.middleware
-async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Refuse a request for another host (DNS rebinding); turn aiohttp's own errors (404, 405, 413) into JSON."""
-    state = _state(request)
-    if request.headers.get("Host", "").lower() not in state.hosts:
-        return _error(403, f"this server answers only as http://{HOST}:{state.port}")
-    try:
-        return await handler(request)
-    except web.HTTPException as err:
-        if err.status < 400:
-            raise
-        return _error(err.status, err.reason)
-
-
-async def _headers(request: web.Request, response: web.StreamResponse) -> None:
-    response.headers["Content-Security-Policy"] = _CSP
-    response.headers["X-Frame-Options"] = "DENY"
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "no-referrer"
-    response.headers["Cross-Origin-Resource-Policy"] = "same-origin"
-    if request.path.startswith("/api/"):
-        response.headers["Cache-Control"] = "no-store"
 
 
 async def _page(request: web.Request) -> web.Response:
@@ -187,9 +156,8 @@ async def _media(request: web.Request) -> web.StreamResponse:
 
 def make_app(bench: Bench, log: DecisionLog, port: int) -> web.Application:
     """The application for ``bench`` (loaded with its rejected instances) served on 127.0.0.1:``port``."""
-    app = web.Application(middlewares=[_guard], client_max_size=MAX_BODY_BYTES)
+    app = local_app(port, client_max_size=MAX_BODY_BYTES)
     app[_STATE] = _State(bench, log, port)
-    app.on_response_prepare.append(_headers)
     app.router.add_get("/", _page)
     app.router.add_get("/static/{name}", _static)
     app.router.add_get("/api/instances", _instances)
