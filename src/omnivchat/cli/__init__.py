@@ -23,6 +23,7 @@ from omnivchat.cli.rl import rl_app
 from omnivchat.cli.runs import eval_command, export_command, runs_app
 from omnivchat.cli.socialomni import socialomni_app
 from omnivchat.cli.studio import studio_app
+from omnivchat.cli.suite import suite_app
 
 app = typer.Typer(
     cls=Commands,
@@ -52,5 +53,6 @@ app.command("report")(report_command)
 app.command("repair-tails")(repair_tails_command)
 app.add_typer(socialomni_app, name="socialomni")
 app.add_typer(rl_app, name="rl")
+app.add_typer(suite_app, name="suite")
 
 __all__ = ["app"]

@@ -1,0 +1,96 @@
+"""CLI commands for suites: `suite run`, `suite report`."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.live import Live
+from rich.markup import escape
+from rich.table import Table
+
+from omnivchat.cli._app import console, err_console
+from omnivchat.cli._options import ProgressOption
+
+if TYPE_CHECKING:
+    from omnivchat.suite import PairState
+
+suite_app = typer.Typer(help="Many models on many benchmarks: run a suite, and its leaderboard.", no_args_is_help=True)
+
+_STYLE = {"done": "green", "failed": "red", "waiting": "dim"}
+
+
+def _view(pairs: list[PairState]) -> Table:
+    """Every pair of the suite, one row each: its step, and what it sent or why it failed."""
+    table = Table(title="suite", title_justify="left")
+    for column in ("model", "benchmark", "step", ""):
+        table.add_column(column)
+    for p in pairs:
+        style = _STYLE.get(p.step, "yellow")
+        table.add_row(escape(p.model), escape(p.benchmark), f"[{style}]{p.step}[/]", escape(p.reason or p.detail))
+    return table
+
+
+@suite_app.command("run")
+def run_command(
+    suite_file: Annotated[Path, typer.Argument(help="The suite file (TOML): models, benchmarks, judges, budget.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Suite directory (created, or resumed when the suite is the same).")
+    ],
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            "--shard",
+            metavar="I/N",
+            help="Run only shard I of N of every benchmark's items (as `eval --shard`), into this --output.",
+        ),
+    ] = None,
+    progress: ProgressOption = True,
+) -> None:
+    """Run every model of a suite on every benchmark: eval, judge (where the panel asks judges), score, ablate
+    (where the suite says so) and a report per pair, into OUTPUT/<model>/<benchmark>/.
+
+    Running it again resumes: nothing already done is sent again. A pair that fails (server down, budget
+    reached) leaves the others running; it is listed at the end with its reason (exit status 1). A suite
+    directory made by another suite is refused, naming what changed. Pairs on one server share its
+    concurrency limit (they run one after another); with budget_usd, pairs run one at a time.
+    """
+    from omnivchat.runs import Shard
+    from omnivchat.suite import load_suite, run_suite
+
+    chosen = Shard.parse(shard) if shard is not None else None
+    suite = load_suite(suite_file)
+    pairs: list[PairState] = []
+    lock = threading.Lock()
+    live = Live(_view(pairs), console=err_console, refresh_per_second=4, transient=False) if progress else None
+
+    def changed(pair: PairState) -> None:
+        with lock:
+            if pair not in pairs:
+                pairs.append(pair)
+            if live is not None:
+                live.update(_view(pairs))
+
+    if live is not None:
+        with live:
+            outcome = run_suite(suite, output, shard=chosen, on_change=changed)
+        if not err_console.is_terminal:  # the view's last frame ends without a newline there
+            err_console.print()
+    else:
+        outcome = run_suite(suite, output, shard=chosen, on_change=changed)
+    verb = "resumed" if outcome.resumed else "ran"
+    done = len(outcome.pairs) - len(outcome.failed)
+    console.print(
+        f"{verb} {len(outcome.pairs)} pairs into {output}: {done} done, {len(outcome.failed)} failed, "
+        f"{outcome.requests} requests sent",
+        highlight=False,
+    )
+    for note in outcome.notes:
+        console.print(f"note: {note}", markup=False, highlight=False)
+    if outcome.failed:
+        err_console.print("[bold red]failed pairs:[/]")
+        for p in outcome.failed:
+            err_console.print(f"  {escape(p.label)}: {escape(p.reason or '')}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=1)

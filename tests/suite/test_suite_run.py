@@ -1,0 +1,151 @@
+"""`omnivchat suite run`: 2 simulated models x 2 benchmarks (the example bench under the rule panel, a byo file) run
+through eval, score and a report per pair, a rerun sends nothing, an unreachable model's pairs fail alone, a changed
+suite is refused naming the change, and a malformed suite file is one line naming the file and the key."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from omnivchat.cli import app
+from omnivchat.runs import run_cost
+
+runner = CliRunner()
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "bench"
+
+
+def byo_rows() -> list[dict[str, object]]:
+    return [
+        {"qid": f"q{n}", "question": f"Which colour is square number {n}?",
+         "options": ["red", "blue", "green", "yellow"], "answer": "A",
+         "requires": ["video", "audio"], "category": "cross-modal", "video": "media/a.mp4"}
+        for n in range(4)
+    ]  # fmt: skip
+
+
+def write_suite(root: Path, models: str, *, extra: str = "") -> Path:
+    """A suite of ``models`` on the example bench and a byo file of 4 multiple-choice items (a real clip)."""
+    (root / "media").mkdir(parents=True, exist_ok=True)
+    shutil.copy(EXAMPLE / "media" / "ex-aor-en" / "turn1.mp4", root / "media" / "a.mp4")
+    (root / "qa.json").write_text(json.dumps(byo_rows()))
+    path = root / "suite.toml"
+    path.write_text(
+        f"max_attempts = 1\n{extra}\n[models]\n{models}\n\n"
+        f'[benchmarks.example]\nbenchmark = "omnivchat"\ndata = "{EXAMPLE}"\n\n'
+        '[benchmarks.qa]\nbenchmark = "byo"\ndata = "qa.json"\n\n[judges]\npanel = "rule"\n'
+    )
+    return path
+
+
+def attempts(out: Path) -> int:
+    """Every attempt any store of the suite directory records."""
+    return sum(run_cost(store.parent).total.attempts for store in out.glob("**/store.sqlite"))
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port  # closed now: a connection there is refused
+
+
+@pytest.fixture(scope="module")
+def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("suite")
+    path = write_suite(root, 'healthy = "sim:healthy"\nblind = "sim:video-blind"')
+    result = runner.invoke(app, ["suite", "run", str(path), "-o", str(root / "out"), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "ran 4 pairs" in result.output and "4 done, 0 failed" in result.output
+    return root
+
+
+def test_every_pair_runs_scores_and_reports(suite_dir: Path) -> None:
+    out = suite_dir / "out"
+    for model in ("healthy", "blind"):
+        for bench in ("example", "qa"):
+            pair = out / model / bench
+            assert (pair / "run" / "manifest.json").is_file() and (pair / "report.html").is_file()
+            assert json.loads((pair / "run" / "scores.json").read_text())  # scored, as `omnivchat score` writes
+    assert attempts(out) == 2 * (8 + 4)  # the example bench's 8 instances, the byo file's 4 items, per model
+    status = json.loads((out / "suite-status.json").read_text())
+    assert [(p["model"], p["benchmark"], p["step"]) for p in status["pairs"]] == [
+        ("healthy", "example", "done"), ("healthy", "qa", "done"),
+        ("blind", "example", "done"), ("blind", "qa", "done"),
+    ]  # fmt: skip
+
+
+def test_a_rerun_sends_nothing(suite_dir: Path) -> None:
+    out = suite_dir / "out"
+    before = attempts(out)
+    again = runner.invoke(app, ["suite", "run", str(suite_dir / "suite.toml"), "-o", str(out), "--no-progress"])
+    assert again.exit_code == 0, again.output
+    assert "resumed 4 pairs" in again.output and "0 requests sent" in again.output
+    assert attempts(out) == before
+
+
+def test_a_changed_suite_is_refused_naming_the_change(suite_dir: Path) -> None:
+    changed = suite_dir / "changed.toml"
+    changed.write_text((suite_dir / "suite.toml").read_text().replace("sim:video-blind", "sim:audio-blind"))
+    before = attempts(suite_dir / "out")
+    result = runner.invoke(app, ["suite", "run", str(changed), "-o", str(suite_dir / "out"), "--no-progress"])
+    assert result.exit_code == 2
+    assert "holds another suite (suite.models.blind.model: " in result.output
+    assert "sim:video-blind" in result.output and "sim:audio-blind" in result.output
+    assert attempts(suite_dir / "out") == before
+
+
+def test_a_folder_the_tool_did_not_make_is_refused(tmp_path: Path) -> None:
+    path = write_suite(tmp_path, 'healthy = "sim:healthy"')
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    result = runner.invoke(app, ["suite", "run", str(path), "-o", str(tmp_path / "mine"), "--no-progress"])
+    assert result.exit_code == 2 and "is not empty and is not a suite directory" in result.output
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+
+
+def test_an_unreachable_model_fails_alone_and_is_named(tmp_path: Path) -> None:
+    port = closed_port()
+    models = (
+        'healthy = "sim:healthy"\n\n[models.down]\nmodel = "some-omni-model"\n'
+        f'base_url = "http://127.0.0.1:{port}/v1"\nno_key = true\n'
+    )
+    path = write_suite(tmp_path, models)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["suite", "run", str(path), "-o", str(out), "--no-progress"])
+    assert result.exit_code == 1, result.output
+    assert "2 done, 2 failed" in result.output
+    assert "down/example: 8 of 8 items failed" in result.output and "down/qa: 4 of 4 items failed" in result.output
+    assert "healthy/" not in result.output.split("failed pairs:")[1]
+    for bench in ("example", "qa"):  # the other model's pairs are whole
+        assert (out / "healthy" / bench / "report.html").is_file()
+    status = {(p["model"], p["benchmark"]): p for p in json.loads((out / "suite-status.json").read_text())["pairs"]}
+    assert status[("down", "qa")]["step"] == "failed" and "failed" in status[("down", "qa")]["reason"]
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("[models\nx = 1\n", "not valid TOML"),
+        ('[models]\nm = "sim:healthy"\n[benchmarks.b]\ndata = "x.json"\n', "benchmarks.b.benchmark: Field required"),
+        ('[models]\nm = "sim:healthy"\n[benchmarks.b]\nbenchmark = "byo"\ndata = "x"\nablat = true\n',
+         "benchmarks.b.ablat: Extra inputs are not permitted"),
+        ('budget_usd = -1\n[models]\nm = "sim:healthy"\n[benchmarks.b]\nbenchmark = "byo"\ndata = "x"\n',
+         "budget_usd: Input should be greater than 0"),
+        ('[models]\n"../up" = "sim:healthy"\n[benchmarks.b]\nbenchmark = "byo"\ndata = "x"\n', "is not a usable name"),
+        ('[models]\nm = "sim:healthy"\n[benchmarks.b]\nbenchmark = "byo"\ndata = "x"\n[judges]\npanel = "strict"\n',
+         "judges.panel 'strict' needs judges.file"),
+    ],
+)  # fmt: skip
+def test_a_malformed_suite_is_one_line_naming_file_and_key(tmp_path: Path, text: str, named: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    result = runner.invoke(app, ["suite", "run", str(path), "-o", str(tmp_path / "out"), "--no-progress"])
+    assert result.exit_code == 2
+    line = result.output.strip()
+    assert "\n" not in line and line.startswith(f"error: {path}") and named in line, line
+    assert not (tmp_path / "out").exists()
