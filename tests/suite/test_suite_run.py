@@ -28,7 +28,7 @@ def byo_rows() -> list[dict[str, object]]:
     ]  # fmt: skip
 
 
-def write_suite(root: Path, models: str, *, extra: str = "") -> Path:
+def write_suite(root: Path, models: str, *, extra: str = "", ablate: bool = False) -> Path:
     """A suite of ``models`` on the example bench and a byo file of 4 multiple-choice items (a real clip)."""
     (root / "media").mkdir(parents=True, exist_ok=True)
     shutil.copy(EXAMPLE / "media" / "ex-aor-en" / "turn1.mp4", root / "media" / "a.mp4")
@@ -37,7 +37,8 @@ def write_suite(root: Path, models: str, *, extra: str = "") -> Path:
     path.write_text(
         f"max_attempts = 1\n{extra}\n[models]\n{models}\n\n"
         f'[benchmarks.example]\nbenchmark = "omnivchat"\ndata = "{EXAMPLE}"\n\n'
-        '[benchmarks.qa]\nbenchmark = "byo"\ndata = "qa.json"\n\n[judges]\npanel = "rule"\n'
+        f'[benchmarks.qa]\nbenchmark = "byo"\ndata = "qa.json"\nablate = {str(ablate).lower()}\n\n'
+        '[judges]\npanel = "rule"\n'
     )
     return path
 
@@ -57,7 +58,7 @@ def closed_port() -> int:
 @pytest.fixture(scope="module")
 def suite_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("suite")
-    path = write_suite(root, 'healthy = "sim:healthy"\nblind = "sim:video-blind"')
+    path = write_suite(root, 'healthy = "sim:healthy"\nblind = "sim:video-blind"', ablate=True)
     result = runner.invoke(app, ["suite", "run", str(path), "-o", str(root / "out"), "--no-progress"])
     assert result.exit_code == 0, result.output
     assert "ran 4 pairs" in result.output and "4 done, 0 failed" in result.output
@@ -71,7 +72,9 @@ def test_every_pair_runs_scores_and_reports(suite_dir: Path) -> None:
             pair = out / model / bench
             assert (pair / "run" / "manifest.json").is_file() and (pair / "report.html").is_file()
             assert json.loads((pair / "run" / "scores.json").read_text())  # scored, as `omnivchat score` writes
-    assert attempts(out) == 2 * (8 + 4)  # the example bench's 8 instances, the byo file's 4 items, per model
+    # Per model: the example bench's 8 instances, the byo file's 4 items, and its ablation grid (4 conditions x 4).
+    assert attempts(out) == 2 * (8 + 4 + 4 * 4)
+    assert (out / "healthy" / "qa" / "ablation" / "ablation.json").is_file()
     status = json.loads((out / "suite-status.json").read_text())
     assert [(p["model"], p["benchmark"], p["step"]) for p in status["pairs"]] == [
         ("healthy", "example", "done"), ("healthy", "qa", "done"),
@@ -149,3 +152,71 @@ def test_a_malformed_suite_is_one_line_naming_file_and_key(tmp_path: Path, text:
     line = result.output.strip()
     assert "\n" not in line and line.startswith(f"error: {path}") and named in line, line
     assert not (tmp_path / "out").exists()
+
+
+def test_the_leaderboard_has_every_cell_ranked_tested_and_linked(suite_dir: Path) -> None:
+    out = suite_dir / "out"
+    before = attempts(out)
+    result = runner.invoke(app, ["suite", "report", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "2 models x 2 benchmarks: 4 cells, 0 incomplete" in result.output
+    assert attempts(out) == before  # the leaderboard sends nothing
+    board = json.loads((out / "leaderboard.json").read_text())
+    assert board["schema"] == "omnivchat-leaderboard-v1" and len(board["cells"]) == 4
+    cells = {(c["model"], c["benchmark"]): c for c in board["cells"]}
+    healthy, blind = cells[("healthy", "qa")], cells[("blind", "qa")]
+    # The healthy model answers each question right; the video-blind one cannot see the square.
+    assert healthy["status"] == "complete" and healthy["value"] == 1.0 and healthy["rank"] == 1
+    assert blind["rank"] == 2 and blind["value"] < 1.0 and blind["neighbour"]["above"] == "healthy"
+    assert blind["neighbour"]["n_paired"] == 4 and blind["neighbour"]["difference"] == 1.0 - blind["value"]
+    assert healthy["fusion_gain"] is not None and healthy["fusion_ci"] is not None  # the qa grid ran
+    assert cells[("healthy", "example")]["fusion_gain"] is None  # not ablated
+    # Holm across the table's two tests, by hand: the smaller p times 2; the larger at least that, times 1.
+    tests = [c["neighbour"] for c in board["cells"] if c["neighbour"]]
+    assert len(tests) == 2
+    low, high = sorted(tests, key=lambda t: t["p"])
+    assert low["p_holm"] == pytest.approx(min(1.0, 2 * low["p"]))
+    assert high["p_holm"] == pytest.approx(max(low["p_holm"], min(1.0, high["p"])))
+    # The rule judge cannot decide 3 of the example bench's 8 replies: counted apart, the cell still whole.
+    example = cells[("healthy", "example")]
+    assert example["status"] == "complete" and example["n_scored"] == 5 and "3 of 8 replies" in example["note"]
+    costs = {c["model"]: c for c in board["costs"]}
+    assert costs["healthy"]["attempts"] == 8 + 4 + 16 and costs["healthy"]["total_tokens"] > 0
+    html = (out / "leaderboard.html").read_text()
+    for model in ("healthy", "blind"):
+        for bench in ("example", "qa"):
+            assert f'href="{model}/{bench}/report.html"' in html
+    assert "<script" not in html and "http" not in html.split("<body>")[1]  # nothing from outside
+    rows = (out / "leaderboard.csv").read_text().splitlines()
+    assert len(rows) == 5 and rows[0].startswith("model,benchmark,status,value,ci_low,ci_high")
+
+
+def test_incomplete_cells_are_marked_and_never_ranked(tmp_path: Path) -> None:
+    models = (
+        f'healthy = "sim:healthy"\n\n[models.down]\nmodel = "some-omni-model"\n'
+        f'base_url = "http://127.0.0.1:{closed_port()}/v1"\nno_key = true\n'
+    )
+    out = tmp_path / "out"
+    ran = runner.invoke(app, ["suite", "run", str(write_suite(tmp_path, models)), "-o", str(out), "--no-progress"])
+    assert ran.exit_code == 1
+    html = tmp_path / "board" / "lb.html"
+    html.parent.mkdir()
+    result = runner.invoke(app, ["suite", "report", str(out), "-o", str(html)])
+    assert result.exit_code == 0, result.output
+    assert "4 cells, 2 incomplete or not run" in result.output
+    board = json.loads(html.with_suffix(".json").read_text())
+    for cell in board["cells"]:
+        if cell["model"] == "down":
+            assert cell["status"] == "incomplete" and cell["rank"] is None and cell["neighbour"] is None
+            assert "8 of 8 items: request failed" in cell["reason"] or "4 of 4 items: request failed" in cell["reason"]
+        else:
+            assert cell["status"] == "complete" and cell["rank"] == 1 and cell["neighbour"] is None
+    page = html.read_text()
+    assert page.count("INCOMPLETE") == 2 and 'href="../out/healthy/qa/report.html"' in page
+    again = runner.invoke(app, ["suite", "report", str(out), "-o", str(html)])
+    assert again.exit_code == 2 and "--force" in again.output  # the tool replaces a chosen file only when told
+
+
+def test_report_of_a_folder_that_is_no_suite_is_one_line(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["suite", "report", str(tmp_path)])
+    assert result.exit_code == 2 and "is not a suite directory" in result.output

@@ -94,3 +94,40 @@ def run_command(
         for p in outcome.failed:
             err_console.print(f"  {escape(p.label)}: {escape(p.reason or '')}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1)
+
+
+@suite_app.command("report")
+def report_command(
+    suite_dir: Annotated[Path, typer.Argument(help="A suite directory (`omnivchat suite run -o DIR`).")],
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="HTML file (default DIR/leaderboard.html); its .csv and .json beside it."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite the --output files if they exist.")] = False,
+) -> None:
+    """The leaderboard of a suite: models x benchmarks, each cell's mean item score with its 95% interval and a
+    link to the pair's report, a rank per benchmark with paired tests between neighbours (Holm-corrected across
+    the table), the fusion gain where ablated, and cost and tokens per model; CSV and JSON beside the HTML.
+
+    Incomplete cells (items never run, failed or unscored) are marked and never ranked. No request is sent.
+    """
+    from omnivchat._files import check_output_file
+    from omnivchat.suite import build_leaderboard, read_suite_manifest, write_leaderboard
+
+    read_suite_manifest(suite_dir)  # not a suite directory: one line, before anything
+    html = output if output is not None else suite_dir / "leaderboard.html"
+    if output is not None:  # the default files are this command's own: replaced
+        for path in (html, html.with_suffix(".csv"), html.with_suffix(".json")):
+            check_output_file(path, force=force)
+    with err_console.status("scoring the pairs and testing neighbours"):
+        board = build_leaderboard(suite_dir, html.resolve().parent)
+    incomplete = [c for c in board.cells if c.status != "complete"]
+    for note in board.notes:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+    written = write_leaderboard(board, html)
+    console.print(
+        f"{len(board.models)} models x {len(board.benchmarks)} benchmarks: {len(board.cells)} cells, "
+        f"{len(incomplete)} incomplete or not run (marked, not ranked)",
+        highlight=False,
+    )
+    console.print(f"wrote {', '.join(str(p) for p in written)}", highlight=False)

@@ -7,6 +7,18 @@ library code (evaluate, the benchmark's judging pass and score, the ablation gri
 keeps the suite, so a rerun resumes only the same suite. The leaderboard reads the pairs' runs back.
 """
 
+from omnivchat.suite._board import (
+    LEADERBOARD_SCHEMA,
+    METRIC,
+    Cell,
+    Leaderboard,
+    ModelCost,
+    Neighbour,
+    build_leaderboard,
+    render_csv,
+    render_leaderboard,
+    write_leaderboard,
+)
 from omnivchat.suite._file import (
     SUITE_MANIFEST,
     Suite,
@@ -23,10 +35,16 @@ from omnivchat.suite._run import ABLATION, REPORT, RUN, STATUS_FILE, PairState, 
 
 __all__ = [
     "ABLATION",
+    "LEADERBOARD_SCHEMA",
+    "METRIC",
     "REPORT",
     "RUN",
     "STATUS_FILE",
     "SUITE_MANIFEST",
+    "Cell",
+    "Leaderboard",
+    "ModelCost",
+    "Neighbour",
     "PairState",
     "Suite",
     "SuiteBenchmark",
@@ -35,9 +53,13 @@ __all__ = [
     "SuiteJudges",
     "SuiteModel",
     "SuiteOutcome",
+    "build_leaderboard",
     "is_suite_dir",
     "load_suite",
     "prepare_suite",
     "read_suite_manifest",
+    "render_csv",
+    "render_leaderboard",
     "run_suite",
+    "write_leaderboard",
 ]
