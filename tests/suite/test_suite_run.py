@@ -220,3 +220,20 @@ def test_incomplete_cells_are_marked_and_never_ranked(tmp_path: Path) -> None:
 def test_report_of_a_folder_that_is_no_suite_is_one_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["suite", "report", str(tmp_path)])
     assert result.exit_code == 2 and "is not a suite directory" in result.output
+
+
+def test_the_documented_suite_file_loads(tmp_path: Path) -> None:
+    from omnivchat.suite import SuiteError, load_suite
+
+    text = (EXAMPLE.parents[1] / "docs" / "suites.md").read_text()
+    block = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "suite.toml"
+    path.write_text(block)
+    suite = load_suite(path)
+    assert list(suite.models) == ["healthy", "cascade", "qwen"] and suite.models["qwen"].concurrency == 8
+    assert suite.models["cascade"].model == f"cascade:{tmp_path.resolve() / 'cascade.toml'}"
+    assert suite.benchmarks["qa"].ablate and suite.benchmarks["qa"].data == tmp_path.resolve() / "qa.json"
+    assert suite.judges.panel == "rule"
+    path.write_text("budget_usd = 5.0\n" + block)  # a budget cannot cap the grids: refused, naming the benchmark
+    with pytest.raises(SuiteError, match=r"budget_usd cannot cap the ablation grids \(benchmarks.qa.ablate"):
+        load_suite(path)
