@@ -5,54 +5,15 @@ suite is refused naming the change, and a malformed suite file is one line namin
 from __future__ import annotations
 
 import json
-import shutil
-import socket
 from pathlib import Path
 
 import pytest
+from suite_factory import EXAMPLE, attempts, closed_port, write_suite
 from typer.testing import CliRunner
 
 from omnivchat.cli import app
-from omnivchat.runs import run_cost
 
 runner = CliRunner()
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "bench"
-
-
-def byo_rows() -> list[dict[str, object]]:
-    return [
-        {"qid": f"q{n}", "question": f"Which colour is square number {n}?",
-         "options": ["red", "blue", "green", "yellow"], "answer": "A",
-         "requires": ["video", "audio"], "category": "cross-modal", "video": "media/a.mp4"}
-        for n in range(4)
-    ]  # fmt: skip
-
-
-def write_suite(root: Path, models: str, *, extra: str = "", ablate: bool = False) -> Path:
-    """A suite of ``models`` on the example bench and a byo file of 4 multiple-choice items (a real clip)."""
-    (root / "media").mkdir(parents=True, exist_ok=True)
-    shutil.copy(EXAMPLE / "media" / "ex-aor-en" / "turn1.mp4", root / "media" / "a.mp4")
-    (root / "qa.json").write_text(json.dumps(byo_rows()))
-    path = root / "suite.toml"
-    path.write_text(
-        f"max_attempts = 1\n{extra}\n[models]\n{models}\n\n"
-        f'[benchmarks.example]\nbenchmark = "omnivchat"\ndata = "{EXAMPLE}"\n\n'
-        f'[benchmarks.qa]\nbenchmark = "byo"\ndata = "qa.json"\nablate = {str(ablate).lower()}\n\n'
-        '[judges]\npanel = "rule"\n'
-    )
-    return path
-
-
-def attempts(out: Path) -> int:
-    """Every attempt any store of the suite directory records."""
-    return sum(run_cost(store.parent).total.attempts for store in out.glob("**/store.sqlite"))
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port  # closed now: a connection there is refused
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +46,12 @@ def test_every_pair_runs_scores_and_reports(suite_dir: Path) -> None:
 def test_a_rerun_sends_nothing(suite_dir: Path) -> None:
     out = suite_dir / "out"
     before = attempts(out)
-    again = runner.invoke(app, ["suite", "run", str(suite_dir / "suite.toml"), "-o", str(out), "--no-progress"])
+    again = runner.invoke(app, ["suite", "run", str(suite_dir / "suite.toml"), "-o", str(out)])  # with the view
     assert again.exit_code == 0, again.output
+    view = [line for line in again.output.splitlines() if " done " in line and "0 requests sent" in line]
+    assert len(view) == 4 and {line.split()[1] + "/" + line.split()[3] for line in view} == {
+        "healthy/example", "healthy/qa", "blind/example", "blind/qa",
+    }  # fmt: skip
     assert "resumed 4 pairs" in again.output and "0 requests sent" in again.output
     assert attempts(out) == before
 
