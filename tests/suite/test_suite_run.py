@@ -65,6 +65,17 @@ def test_a_changed_suite_is_refused_naming_the_change(suite_dir: Path) -> None:
     assert "holds another suite (suite.models.blind.model: " in result.output
     assert "sim:video-blind" in result.output and "sim:audio-blind" in result.output
     assert attempts(suite_dir / "out") == before
+    # More attempts, a budget or another concurrency are not another suite: resumed, nothing sent again.
+    faster = suite_dir / "faster.toml"
+    text = (suite_dir / "suite.toml").read_text().replace("max_attempts = 1", "max_attempts = 3\nbudget_usd = 9")
+    faster.write_text(
+        text.replace('blind = "sim:video-blind"', 'blind = { model = "sim:video-blind", concurrency = 2 }')
+    )
+    resumed = runner.invoke(app, ["suite", "run", str(faster), "-o", str(suite_dir / "out"), "--no-progress"])
+    assert resumed.exit_code == 2 and "budget_usd cannot cap the ablation grids" in resumed.output
+    faster.write_text(faster.read_text().replace("budget_usd = 9\n", ""))
+    resumed = runner.invoke(app, ["suite", "run", str(faster), "-o", str(suite_dir / "out"), "--no-progress"])
+    assert resumed.exit_code == 0 and "0 requests sent" in resumed.output, resumed.output
 
 
 def test_a_folder_the_tool_did_not_make_is_refused(tmp_path: Path) -> None:

@@ -78,3 +78,25 @@ def test_the_shard_reaches_every_pair(tmp_path: Path) -> None:
     assert sum(parts) == 8 + len(byo_rows())  # each item in exactly one shard
     other = runner.invoke(app, ["suite", "run", str(path), "-o", str(tmp_path / "out-1"), "--shard", "2/2"])
     assert other.exit_code == 2 and 'shard: "1/2" -> "2/2"' in other.output
+
+
+def test_a_judged_suite_asks_the_panel_once(tmp_path: Path) -> None:
+    with LoopbackServer(Behaviour(text='{"hits": [1], "reasoning": "the gate only"}')) as server:
+        judges = {"judges": [{"name": "A", "model": "judge-a", "base_url": server.base_url}], "panels": {"p": ["A"]}}
+        (tmp_path / "judges.json").write_text(json.dumps(judges))
+        path = write_suite(tmp_path, 'healthy = "sim:healthy"\nblind = "sim:video-blind"')
+        text = path.read_text().replace('[judges]\npanel = "rule"', '[judges]\nfile = "judges.json"\npanel = "p"')
+        path.write_text(text)
+        out = tmp_path / "out"
+        result = runner.invoke(app, ["suite", "run", str(path), "-o", str(out), "--no-progress"])
+        assert result.exit_code == 0, result.output
+        asked = len(server.chat_requests)
+        assert asked == 2 * 8  # the example bench's 8 replies per model; byo is scored without judges
+        again = runner.invoke(app, ["suite", "run", str(path), "-o", str(out), "--no-progress"])
+        assert again.exit_code == 0 and "0 requests sent" in again.output and len(server.chat_requests) == asked
+        board = runner.invoke(app, ["suite", "report", str(out)])
+        assert board.exit_code == 0, board.output
+    cells = {(c["model"], c["benchmark"]): c for c in json.loads((out / "leaderboard.json").read_text())["cells"]}
+    assert json.loads((out / "leaderboard.json").read_text())["panel"] == ["A"]
+    example = cells[("healthy", "example")]
+    assert example["status"] == "complete" and example["n_scored"] == 8 and example["note"] is None

@@ -92,9 +92,10 @@ class Suite(BaseModel):
         return value
 
     def identity(self) -> dict[str, Any]:
-        """What a suite directory is made of: everything but the budget and the attempts (a rerun may raise the
-        budget or retry more, as a run may)."""
-        return self.model_dump(mode="json", exclude={"budget_usd", "max_attempts"})
+        """What a suite directory is made of: everything but the budget, the attempts and the models' concurrency
+        (a rerun may raise the budget, retry more or send faster, as a run may)."""
+        skip: dict[str, Any] = {"budget_usd": True, "max_attempts": True, "models": {"__all__": {"concurrency"}}}
+        return self.model_dump(mode="json", exclude=skip)
 
 
 def _resolve(base: Path, value: Path | None) -> Path | None:

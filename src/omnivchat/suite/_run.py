@@ -93,7 +93,6 @@ def model_route(name: str, spec: SuiteModel) -> Route:
         no_key=key is None,
         thinking=spec.thinking,
         timeout_s=spec.timeout_s,
-        max_concurrency=spec.concurrency,
         **spec.settings_overrides(),
     )
     return route
@@ -224,11 +223,11 @@ class _Suite:
                 try:
                     reported.append(self._ablate(pair, spec, benchmark, dataset, source, pair_dir / ABLATION))
                 except OmnivchatError as err:  # the run's own report is still made
-                    problems.append(f"ablation: {err}")
+                    problems.append("ablation: " + " ".join(str(err).split()))
             self.show(pair, "report")
             build_report(reported, pair_dir / REPORT)
         except OmnivchatError as err:  # this pair stops here; the others run on
-            problems.append(str(err))
+            problems.append(" ".join(str(err).split()))  # one line in the list of failed pairs
         with self.lock:
             pair.reason = "; ".join(problems) if problems else None
         self.show(pair, "failed" if problems else "done", f"{pair.requests} requests sent")
