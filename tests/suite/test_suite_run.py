@@ -213,3 +213,28 @@ def test_the_documented_suite_file_loads(tmp_path: Path) -> None:
     path.write_text("budget_usd = 5.0\n" + block)  # a budget cannot cap the grids: refused, naming the benchmark
     with pytest.raises(SuiteError, match=r"budget_usd cannot cap the ablation grids \(benchmarks.qa.ablate"):
         load_suite(path)
+
+
+def test_a_stopped_suite_keeps_what_is_done_and_a_rerun_finishes_it(tmp_path: Path) -> None:
+    import threading
+
+    from omnivchat.suite import PairState, load_suite, run_suite
+
+    suite = load_suite(write_suite(tmp_path, 'healthy = "sim:healthy"\nblind = "sim:video-blind"'))
+    stop = threading.Event()
+
+    def changed(pair: PairState) -> None:
+        if pair.step == "done":  # as Ctrl-C does: no pair starts another step
+            stop.set()
+
+    out = tmp_path / "out"
+    outcome = run_suite(suite, out, on_change=changed, stop=stop)
+    steps = [p.step for p in outcome.pairs]
+    assert set(steps) <= {"done", "stopped"} and "stopped" in steps and not outcome.failed
+    assert all(p.reason is None for p in outcome.pairs)
+    status = json.loads((out / "suite-status.json").read_text())["pairs"]
+    assert [p["step"] for p in status] == steps
+    before = attempts(out)
+    again = run_suite(suite, out)
+    assert [p.step for p in again.pairs] == ["done"] * 4 and attempts(out) == 2 * (8 + 4)
+    assert again.requests == 2 * (8 + 4) - before  # only what the stopped pairs had not sent

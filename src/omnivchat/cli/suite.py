@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 suite_app = typer.Typer(help="Many models on many benchmarks: run a suite, and its leaderboard.", no_args_is_help=True)
 
-_STYLE = {"done": "green", "failed": "red", "waiting": "dim"}
+_STYLE = {"done": "green", "failed": "red", "waiting": "dim", "stopped": "dim"}
 
 
 def _view(pairs: list[PairState]) -> Table:
@@ -55,7 +55,8 @@ def run_command(
     Running it again resumes: nothing already done is sent again. A pair that fails (server down, budget
     reached) leaves the others running; it is listed at the end with its reason (exit status 1). A suite
     directory made by another suite is refused, naming what changed. Pairs on one server share its
-    concurrency limit (they run one after another); with budget_usd, pairs run one at a time.
+    concurrency limit (they run one after another); with budget_usd, pairs run one at a time. Ctrl-C lets the
+    steps in flight finish and starts no other; a rerun resumes.
     """
     from omnivchat.runs import Shard
     from omnivchat.suite import load_suite, run_suite
@@ -81,7 +82,7 @@ def run_command(
     else:
         outcome = run_suite(suite, output, shard=chosen, on_change=changed)
     verb = "resumed" if outcome.resumed else "ran"
-    done = len(outcome.pairs) - len(outcome.failed)
+    done = sum(p.step == "done" for p in outcome.pairs)
     console.print(
         f"{verb} {len(outcome.pairs)} pairs into {output}: {done} done, {len(outcome.failed)} failed, "
         f"{outcome.requests} requests sent",

@@ -26,13 +26,15 @@ from omnivchat.benchmarks import (
 )
 from omnivchat.diagnostics import SelfCheckRecord
 from omnivchat.diagnostics.grid import check_judges, grid_tasks, run_grid, write_ablation
-from omnivchat.errors import OmnivchatError
+from omnivchat.errors import Interrupted, OmnivchatError
 from omnivchat.judges import RULE_JUDGE, JudgesConfig, check_judges_priced, load_judges
 from omnivchat.report import build_report
 from omnivchat.routes import Route, Sampling, get_route
 from omnivchat.runs import RetryPolicy, RunSummary, Shard, check_priced, run_cost
 from omnivchat.suite._file import Suite, SuiteError, SuiteModel, is_suite_dir, write_or_check_suite_manifest
 
+ENDS = ("done", "failed", "stopped")
+STOPPED = "stopped"
 RUN = "run"  # DIR/<model>/<benchmark>/run: the pair's run directory
 ABLATION = "ablation"  # DIR/<model>/<benchmark>/ablation: its ablation grid, where asked
 REPORT = "report.html"  # DIR/<model>/<benchmark>/report.html: its report
@@ -55,6 +57,10 @@ class PairState:
         return f"{self.model}/{self.benchmark}"
 
 
+class _Stopped(Exception):
+    """The suite was asked to stop (Ctrl-C): the pair takes no further step."""
+
+
 @dataclass
 class SuiteOutcome:
     """What ``suite run`` did: every pair, whether the directory was resumed, and notes for the user."""
@@ -67,6 +73,10 @@ class SuiteOutcome:
     @property
     def failed(self) -> list[PairState]:
         return [p for p in self.pairs if p.reason is not None]
+
+    @property
+    def stopped(self) -> list[PairState]:
+        return [p for p in self.pairs if p.step == STOPPED]
 
     @property
     def requests(self) -> int:
@@ -148,6 +158,7 @@ class _Suite:
     members: list[str]
     on_change: Callable[[PairState], None]
     lock: threading.Lock = field(default_factory=threading.Lock)
+    stop: threading.Event = field(default_factory=threading.Event)  # set: no pair starts another step
 
     def budget_for(self, directory: Path) -> float | None:
         """The whole suite's budget as this directory's own limit: what it has spent plus what the suite has left."""
@@ -157,6 +168,8 @@ class _Suite:
         return _spent(directory) + max(0.0, left)
 
     def show(self, pair: PairState, step: str, detail: str = "") -> None:
+        if step not in ENDS and self.stop.is_set():
+            raise _Stopped
         with self.lock:
             pair.step, pair.detail = step, detail
         self.on_change(pair)
@@ -228,6 +241,9 @@ class _Suite:
             build_report(reported, pair_dir / REPORT)
         except OmnivchatError as err:  # this pair stops here; the others run on
             problems.append(" ".join(str(err).split()))  # one line in the list of failed pairs
+        except _Stopped:  # asked to stop: what is done is kept, a rerun resumes the rest
+            self.show(pair, STOPPED, "stopped before its next step: rerun to resume")
+            return
         with self.lock:
             pair.reason = "; ".join(problems) if problems else None
         self.show(pair, "failed" if problems else "done", f"{pair.requests} requests sent")
@@ -307,13 +323,24 @@ def prepare_suite(
 
 
 def run_suite(
-    suite: Suite, out_dir: Path, *, shard: Shard | None = None, on_change: Callable[[PairState], None] | None = None
+    suite: Suite,
+    out_dir: Path,
+    *,
+    shard: Shard | None = None,
+    on_change: Callable[[PairState], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> SuiteOutcome:
     """Run every (model, benchmark) pair of ``suite`` into ``out_dir``, resuming what is done. Pairs on one server
     run one after another (its concurrency limit is shared); servers run side by side, except under a budget
     (then one pair at a time, so that the budget holds). A pair that fails is recorded with its reason and the
-    others run on. A changed suite is refused naming what changed (:class:`SuiteChanged`)."""
+    others run on. A changed suite is refused naming what changed (:class:`SuiteChanged`).
+
+    ``stop`` set (or Ctrl-C): no pair starts another step; the steps in flight finish (their stores keep every
+    attempt), the pairs left are marked stopped, and a rerun resumes them. Ctrl-C then raises
+    :class:`omnivchat.errors.Interrupted`."""
     ready = prepare_suite(suite, out_dir, shard=shard, on_change=on_change)
+    if stop is not None:
+        ready.stop = stop
     resumed = write_or_check_suite_manifest(ready.out_dir, suite, shard.label if shard is not None else None)
     pairs = [PairState(m, b) for m in suite.models for b in suite.benchmarks]
     groups: dict[str, list[PairState]] = {}
@@ -325,17 +352,34 @@ def run_suite(
 
     def run_group(group: list[PairState]) -> None:
         for pair in group:
-            ready.run_pair(pair)
+            if ready.stop.is_set():
+                ready.show(pair, STOPPED, "not started: rerun to resume")
+            else:
+                ready.run_pair(pair)
 
     workers = 1 if suite.budget_usd is not None else min(len(groups), 8)
+    interrupted = False
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="suite") as pool:
-        for future in [pool.submit(run_group, g) for g in groups.values()]:
-            future.result()  # anything but a user-facing error is a bug: it keeps its traceback
-    notes = []
+        futures = [pool.submit(run_group, g) for g in groups.values()]
+        try:
+            for future in futures:
+                future.result()  # anything but a user-facing error is a bug: it keeps its traceback
+        except KeyboardInterrupt:  # the worker threads never see it: they are told to stop
+            ready.stop.set()
+            interrupted = True
+            for future in futures:
+                future.result()
+    notes: list[str] = []
     if shard is not None and any(b.ablate for b in suite.benchmarks.values()):
         notes.append("ablation grids are not run on a shard: merge the shards (`omnivchat runs merge`) and ablate that")
     outcome = SuiteOutcome(ready.out_dir, pairs, resumed, notes)
     write_status(outcome)
+    if interrupted:
+        done = sum(p.step == "done" for p in pairs)
+        raise Interrupted(
+            f"interrupted: {done} of {len(pairs)} pairs done, {len(outcome.stopped)} stopped (every attempt kept); "
+            "rerun the same command to resume"
+        )
     return outcome
 
 
