@@ -238,3 +238,24 @@ def test_a_stopped_suite_keeps_what_is_done_and_a_rerun_finishes_it(tmp_path: Pa
     again = run_suite(suite, out)
     assert [p.step for p in again.pairs] == ["done"] * 4 and attempts(out) == 2 * (8 + 4)
     assert again.requests == 2 * (8 + 4) - before  # only what the stopped pairs had not sent
+
+
+def test_a_cell_that_cannot_be_scored_is_marked_and_the_rest_reported(tmp_path: Path) -> None:
+    path = write_suite(tmp_path, 'healthy = "sim:healthy"\nblind = "sim:video-blind"')
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["suite", "run", str(path), "-o", str(out), "--no-progress"]).exit_code == 0
+    (out / "blind" / "qa" / "run" / "store.sqlite").write_bytes(b"not a database")  # damaged after the run
+    result = runner.invoke(app, ["suite", "report", str(out)])
+    assert result.exit_code == 0, result.output
+    cells = {(c["model"], c["benchmark"]): c for c in json.loads((out / "leaderboard.json").read_text())["cells"]}
+    damaged = cells[("blind", "qa")]
+    assert damaged["status"] == "incomplete" and damaged["reason"].startswith("cannot score:")
+    assert "store.sqlite" in damaged["reason"] and damaged["rank"] is None
+    assert cells[("healthy", "qa")]["rank"] == 1 and cells[("healthy", "qa")]["neighbour"] is None
+    assert cells[("blind", "example")]["rank"] == 2
+    costs = {c["model"]: c for c in json.loads((out / "leaderboard.json").read_text())["costs"]}
+    assert costs["blind"]["unreadable"] == [str(out / "blind" / "qa" / "run" / "store.sqlite")]
+    assert (
+        costs["blind"]["attempts"] == 8
+        and "1 unreadable stores (cost unknown)" in (out / "leaderboard.html").read_text()
+    )

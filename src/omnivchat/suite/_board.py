@@ -18,6 +18,7 @@ from omnivchat._files import FileModel, write_text_atomic
 from omnivchat.benchmarks import ScoreOptions, benchmark_of
 from omnivchat.diagnostics import CompareError, compare_runs, read_ablation
 from omnivchat.diagnostics.compare import UNSCORED, unscored_kind
+from omnivchat.errors import OmnivchatError
 from omnivchat.runs import MANIFEST_FILE, run_cost, store_counts
 from omnivchat.scoring.statistics import bootstrap_interval, holm
 from omnivchat.suite._file import Suite, read_suite_manifest
@@ -70,6 +71,7 @@ class ModelCost(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    unreadable: list[str] = Field(default_factory=list, description="Stores that could not be read: cost unknown.")
 
 
 class Leaderboard(FileModel):
@@ -102,7 +104,12 @@ def _cell(model: str, benchmark: str, pair: Path, options: ScoreOptions, reason:
     run_dir = pair / RUN
     if not (run_dir / MANIFEST_FILE).is_file():
         return Cell(model=model, benchmark=benchmark, status="not run", reason=reason or "no run yet")
-    scores = benchmark_of(run_dir).score(None, run_dir, options)
+    try:
+        scores = benchmark_of(run_dir).score(None, run_dir, options)
+    except OmnivchatError as err:  # this cell cannot be scored (its data moved, a store damaged): said, not fatal
+        return Cell(
+            model=model, benchmark=benchmark, status="incomplete", reason=" ".join(f"cannot score: {err}".split())
+        )
     values = [i.score for i in scores.items if i.score is not None]
     n = len(scores.items)
     low, high = bootstrap_interval(values)
@@ -171,11 +178,15 @@ def _costs(model: str, pairs: list[Path]) -> ModelCost:
     cost = ModelCost(model=model)
     for pair in pairs:
         for store in sorted(pair.glob("**/store.sqlite")):
-            total = run_cost(store.parent).total
+            try:
+                total = run_cost(store.parent).total
+                tokens = store_counts(store.parent)[0].get("tokens", {})
+            except OmnivchatError:  # a damaged store: its cost is unknown, said apart, never taken as 0
+                cost.unreadable.append(str(store))
+                continue
             cost.attempts += total.attempts
             cost.spent_usd += total.spent_usd
             cost.unknown += total.n_unknown
-            tokens = store_counts(store.parent)[0].get("tokens", {})
             cost.prompt_tokens += int(tokens.get("prompt_tokens") or 0)
             cost.completion_tokens += int(tokens.get("completion_tokens") or 0)
             cost.total_tokens += int(tokens.get("total_tokens") or 0)
