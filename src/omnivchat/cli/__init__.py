@@ -23,6 +23,7 @@ from omnivchat.cli.rl import rl_app
 from omnivchat.cli.runs import eval_command, export_command, runs_app
 from omnivchat.cli.socialomni import socialomni_app
 from omnivchat.cli.studio import studio_app
+from omnivchat.cli.suite import suite_app
 from omnivchat.cli.view import view_command
 
 app = typer.Typer(
@@ -54,5 +55,6 @@ app.command("view")(view_command)
 app.command("repair-tails")(repair_tails_command)
 app.add_typer(socialomni_app, name="socialomni")
 app.add_typer(rl_app, name="rl")
+app.add_typer(suite_app, name="suite")
 
 __all__ = ["app"]

@@ -30,6 +30,7 @@ __all__ = [
     "cluster_bootstrap_interval",
     "cluster_sums",
     "clustered_se",
+    "holm",
     "percentile_interval",
     "ratio_bootstrap_interval",
 ]
@@ -152,3 +153,17 @@ def clustered_se(values: Sequence[float], clusters: Sequence[str]) -> float | No
     mean = sums.sum() / n
     residuals = sums - counts * mean
     return float(np.sqrt(g / (g - 1) * float((residuals**2).sum()) / n**2))
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjustment of a family of p-values (Holm 1979), in their given order; None (no test) stays
+    None and is not counted in the family. With the m p-values sorted ascending, p_(1) <= ... <= p_(m), the
+    adjusted p_(i) is max over j <= i of min(1, (m - j + 1) p_(j)): it controls the family-wise error rate."""
+    tested = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    m = len(tested)
+    adjusted: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, index) in enumerate(tested):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[index] = running
+    return adjusted
