@@ -162,7 +162,11 @@ def test_the_leaderboard_has_every_cell_ranked_tested_and_linked(suite_dir: Path
     for model in ("healthy", "blind"):
         for bench in ("example", "qa"):
             assert f'href="{model}/{bench}/report.html"' in html
-    assert "<script" not in html and "http" not in html.split("<body>")[1]  # nothing from outside
+            assert f"omnivchat view {out / model / bench / 'run'}" in html  # how to open its items
+    # nothing from outside: the only absolute link is the run viewer's on loopback (navigated to, never fetched)
+    assert html.count('href="http://127.0.0.1:8766/#run=run"') == 4
+    body = html.split("<body>")[1].replace('href="http://127.0.0.1:8766/#', 'href="#')
+    assert "<script" not in html and "http" not in body
     rows = (out / "leaderboard.csv").read_text().splitlines()
     assert len(rows) == 5 and rows[0].startswith("model,benchmark,status,value,ci_low,ci_high")
 

@@ -19,6 +19,7 @@ from omnivchat.benchmarks import ScoreOptions, benchmark_of
 from omnivchat.diagnostics import CompareError, compare_runs, read_ablation
 from omnivchat.diagnostics.compare import UNSCORED, unscored_kind
 from omnivchat.errors import OmnivchatError
+from omnivchat.report import viewer_href
 from omnivchat.runs import MANIFEST_FILE, run_cost, store_counts
 from omnivchat.scoring.statistics import bootstrap_interval, holm
 from omnivchat.suite._file import Suite, read_suite_manifest
@@ -59,6 +60,8 @@ class Cell(BaseModel):
     fusion_ci: tuple[float, float] | None = None
     fusion_note: str | None = None
     report: str | None = Field(default=None, description="The pair's report, relative to the leaderboard.")
+    viewer: str | None = Field(default=None, description="The run viewer's page of the pair's run (omnivchat view).")
+    view_command: str | None = Field(default=None, description="The command that serves that page.")
 
 
 class ModelCost(BaseModel):
@@ -210,6 +213,9 @@ def build_leaderboard(out_dir: Path, where: Path | None = None) -> Leaderboard:
         for cell in row:
             report = pairs[cell.model] / REPORT
             cell.report = os.path.relpath(report, where) if report.is_file() else None
+            if (pairs[cell.model] / RUN / MANIFEST_FILE).is_file():  # the viewer names a lone run by its folder
+                cell.viewer = viewer_href(RUN)
+                cell.view_command = f"omnivchat view {pairs[cell.model] / RUN}"
         _rank(row, pairs, options, notes)
         cells += row
     tested = [c.neighbour for c in cells if c.neighbour is not None]
