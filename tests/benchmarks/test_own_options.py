@@ -64,8 +64,10 @@ def test_split_and_columns_given_to_worldsense_are_refused_before_anything(tmp_p
         )
         assert server.count == 0
     assert refused.exit_code != 0
-    assert "worldsense does not take --split (eval): it takes no options of its own" in _line(refused.output)
-    assert "worldsense does not take --columns, --split (eval)" in _line(both.output)
+    assert "the worldsense benchmark does not take --split (eval): it takes no options of its own" in _line(
+        refused.output
+    )
+    assert "the worldsense benchmark does not take --columns, --split (eval)" in _line(both.output)
     assert not run_dir.exists()
 
 
@@ -78,17 +80,17 @@ def test_a_run_that_would_send_is_refused_an_option_its_benchmark_does_not_take(
         assert ran.exit_code == 0, ran.output
         assert server.count == 1  # the same run without the option sends its one request
     assert refused.exit_code != 0
-    assert "byo does not take --columns (eval): it takes no options of its own" in _line(refused.output)
+    assert "the byo benchmark does not take --columns (eval): it takes no options of its own" in _line(refused.output)
     # Judging and scoring options SocialOmni takes are refused for a byo run, before anything is asked or written.
     judged = runner.invoke(app, ["judge", str(run_dir), "--contexts", str(byo_data)], env=WIDE)
     assert judged.exit_code != 0
-    assert "byo does not take --contexts (judge): it takes no options of its own" in _line(judged.output)
+    assert "the byo benchmark does not take --contexts (judge): it takes no options of its own" in _line(judged.output)
     scored = runner.invoke(app, ["score", str(run_dir), "--judging", str(tmp_path)], env=WIDE)
     assert scored.exit_code != 0 and not (run_dir / "scores.json").exists()
-    assert "byo does not take --judging (score): it takes --asr, --asr-wer" in _line(scored.output)
+    assert "the byo benchmark does not take --judging (score): it takes --asr, --asr-wer" in _line(scored.output)
     for flag in (["--style-judge", "A"], ["--delivered-only"]):  # the native benchmark's, not byo's
         said = _line(runner.invoke(app, ["score", str(run_dir), *flag], env=WIDE).output)
-        assert f"byo does not take {flag[0]} (score): it takes --asr, --asr-wer" in said
+        assert f"the byo benchmark does not take {flag[0]} (score): it takes --asr, --asr-wer" in said
     assert not (run_dir / "scores.json").exists()
     # The options it takes are still taken.
     assert runner.invoke(app, ["score", str(run_dir), "--asr-wer", "0.1"], env=WIDE).exit_code == 0
@@ -98,15 +100,21 @@ def test_a_wrong_typed_option_is_refused_naming_the_option_and_what_is_taken(tmp
     with pytest.raises(BenchmarkOptionError) as err:
         HF.load(Source(data=tmp_path / "nowhere", options={"split": 3}))  # refused before the data is looked for
     assert str(err.value) == (
-        "hf: --split (eval): Input should be a valid string (given 3): it takes --columns, --split"
+        "the hf benchmark: --split (eval): Input should be a valid string (given 3): it takes --columns, --split"
     )
-    with pytest.raises(BenchmarkOptionError, match=r"^byo: --asr-wer \(score\): Input should be a valid number"):
+    with pytest.raises(
+        BenchmarkOptionError, match=r"^the byo benchmark: --asr-wer \(score\): Input should be a valid number"
+    ):
         BYO.score(None, tmp_path, ScoreOptions(options={"asr_wer": "lots"}))
-    with pytest.raises(BenchmarkOptionError, match=r"^byo: --asr-wer \(score\): Input should be greater than"):
+    with pytest.raises(
+        BenchmarkOptionError, match=r"^the byo benchmark: --asr-wer \(score\): Input should be greater than"
+    ):
         check_options(BYO, "score", {"asr_wer": -0.5})
-    with pytest.raises(BenchmarkOptionError, match=r"^omnivchat: --aliases \(judge\): Input should be a valid list"):
+    with pytest.raises(BenchmarkOptionError, match=r"^the omnivchat benchmark: --aliases \(judge\): Input should be a valid list"):
         check_options(get_benchmark("omnivchat"), "judge", {"aliases": "gpt-4o"})
-    with pytest.raises(BenchmarkOptionError, match=r"^socialomni does not take --split \(judge\): it takes "):
+    with pytest.raises(
+        BenchmarkOptionError, match=r"^the socialomni benchmark does not take --split \(judge\): it takes "
+    ):
         check_options(get_benchmark("socialomni"), "judge", {"split": "test", "contexts": tmp_path})
 
 

@@ -151,9 +151,11 @@ def test_a_plugin_declaring_its_own_options_receives_them_validated(plugins: Pat
     loaded = bench.load(Source(data=plugins, options={"split": "dev", "shots": 3}))
     assert type(loaded).__name__ == "LabOptions" and (loaded.split, loaded.shots) == ("dev", 3)
     assert bench.load(Source(data=plugins)).split == "test"  # its own default
-    with pytest.raises(BenchmarkOptionError, match=r"^labopts: --split \(eval\): Input should be a valid string"):
+    with pytest.raises(BenchmarkOptionError, match=r"^the labopts benchmark: --split \(eval\): Input should be a valid string"):
         bench.load(Source(data=plugins, options={"split": ["dev"]}))
-    with pytest.raises(BenchmarkOptionError, match=r"^labopts does not take --asr \(score\): it takes no options"):
+    with pytest.raises(
+        BenchmarkOptionError, match=r"^the labopts benchmark does not take --asr \(score\): it takes no options"
+    ):
         check_options(bench, "score", {"asr": "whisper"})
     # Through the CLI: a flag it does not take is refused naming it and what it takes, before anything is written.
     refused = runner.invoke(
@@ -164,4 +166,4 @@ def test_a_plugin_declaring_its_own_options_receives_them_validated(plugins: Pat
     )  # fmt: skip
     assert refused.exit_code != 0 and not (plugins / "run").exists()
     said = " ".join(refused.output.split())
-    assert "labopts does not take --columns (eval): it takes --split, --shots" in said
+    assert "the labopts benchmark does not take --columns (eval): it takes --split, --shots" in said

@@ -70,7 +70,7 @@ def check_options(benchmark: object, phase: Phase, given: Mapping[str, Any]) -> 
     if model is None:
         if given:
             flags = ", ".join(flag(k) for k in given)
-            raise BenchmarkOptionError(f"{name} does not take {flags} {where}: {_takes(None)}")
+            raise BenchmarkOptionError(f"the {name} benchmark does not take {flags} {where}: {_takes(None)}")
         return None
     try:
         return model.model_validate(dict(given))
@@ -79,9 +79,9 @@ def check_options(benchmark: object, phase: Phase, given: Mapping[str, Any]) -> 
         for e in err.errors():
             option = flag(str(e["loc"][0])) if e["loc"] else "options"
             if e["type"] == "extra_forbidden":
-                problems.append(f"{name} does not take {option} {where}")
+                problems.append(f"the {name} benchmark does not take {option} {where}")
             else:
-                problems.append(f"{name}: {option} {where}: {e['msg']} (given {e['input']!r})")
+                problems.append(f"the {name} benchmark: {option} {where}: {e['msg']} (given {e['input']!r})")
         raise BenchmarkOptionError(f"{'; '.join(problems)}: {_takes(model)}") from None
 
 
