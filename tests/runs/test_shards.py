@@ -149,6 +149,36 @@ def merge(*dirs: Path, out: Path, extra: tuple[str, ...] = ()) -> Any:
     return run("runs", "merge", *map(str, dirs), "-o", str(out), *extra)
 
 
+def table1(run_dir: Path) -> dict[str, Any]:
+    result = run("score", str(run_dir), "--panel", "rule")
+    assert result.exit_code == 0, result.output
+    scores: dict[str, Any] = json.loads((run_dir / "scores.json").read_text())
+    assert scores["complete"] is True, result.output
+    figures: dict[str, Any] = scores["metrics"]["table1"]
+    return figures
+
+
+def test_a_merged_native_run_scores_as_the_unsharded_run(shards: list[Path], tmp_path: Path) -> None:
+    """score, judge and view find the bench in the run's invocations: the merge's line names the shards' bench, and
+    the look-up takes the last line that names one (a merge written before it did, or another kind of line)."""
+    assert native(tmp_path / "whole").exit_code == 0
+    assert merge(*shards, out=tmp_path / "merged").exit_code == 0
+    log = tmp_path / "merged" / "invocations.jsonl"
+    last = json.loads(log.read_text().splitlines()[-1])
+    assert "merge" in last and last["bench"] == str(BENCH.resolve())
+    whole = table1(tmp_path / "whole")
+    assert whole["n_instances"] == 8 and whole["n_scored"] > 0
+    assert table1(tmp_path / "merged") == whole
+    # a merge line that names no bench (an older merge): the shards' lines before it still name it
+    log.write_text("\n".join([*log.read_text().splitlines()[:-1], json.dumps({"merge": [], "time": 0})]) + "\n")
+    assert table1(tmp_path / "merged") == whole
+    # a log that is not JSON lines: one error line naming it, no traceback
+    log.write_text(log.read_text() + "{not json\n")
+    damaged = run("score", str(tmp_path / "merged"), "--panel", "rule")
+    assert damaged.exit_code == 2
+    assert "invocations.jsonl: line 4 is not JSON" in damaged.output, damaged.output
+
+
 def test_a_missing_or_duplicated_shard_or_item_is_refused(shards: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "merged"
     missing = merge(shards[0], out=out)

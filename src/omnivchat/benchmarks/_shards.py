@@ -164,6 +164,15 @@ def _check_coverage(run_dir: Path, dirs: Sequence[Path]) -> tuple[int, int]:
     return total, sum(c.done for c in tasks.values())
 
 
+def _entry(line: str) -> dict[str, Any]:
+    """An invocation line as a dict ({} for one that is not a JSON object: kept as it is, never read)."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return {}
+    return entry if isinstance(entry, dict) else {}
+
+
 def _copy_files(source: Path, target: Path, top: Path) -> None:
     """Every file under ``source`` (a shard) into ``target``, but for the merge's own; a file another shard copied
     already must be the same."""
@@ -204,7 +213,11 @@ def merge_runs(dirs: Sequence[Path], output: Path, *, allow_incomplete: bool = F
             if log.is_file():
                 lines += [line for line in read_text(log, "invocations").splitlines() if line.strip()]
             _copy_files(directory, staging, directory)
-        merge = {"merge": [str(d.resolve()) for d in dirs], "time": time.time(), "code": package_record()}
+        merge: dict[str, Any] = {"merge": [str(d.resolve()) for d in dirs], "time": time.time()}
+        benches = [e["bench"] for e in map(_entry, lines) if isinstance(e.get("bench"), str)]
+        if benches:  # where the merged run's data is (score, judge and view look it up in this log)
+            merge["bench"] = benches[-1]
+        merge["code"] = package_record()
         lines.append(json.dumps(merge, ensure_ascii=False))
         write_text_atomic(staging / "invocations.jsonl", "\n".join(lines) + "\n")
         benchmark = benchmark_of(staging)

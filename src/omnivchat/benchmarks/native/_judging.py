@@ -101,11 +101,7 @@ def run_bench(run_dir: Path, bench_dir: Path | None, *, delivered_only: bool = F
     ``rejected`` lists those since rejected. ``delivered_only`` leaves these out of ``instances`` (their replies
     are not scored)."""
     if bench_dir is None:
-        log = Path(run_dir) / "invocations.jsonl"
-        lines = log.read_text(encoding="utf-8").splitlines() if log.is_file() else []
-        if not lines:
-            raise RunError(f"{run_dir}: no bench recorded; pass --bench")
-        bench_dir = Path(json.loads(lines[-1])["bench"])
+        bench_dir = recorded_bench(Path(run_dir))
     bench = load_bench(bench_dir)
     identity = load_manifest(run_dir).bench
     expected = identity.instances_sha256
@@ -128,6 +124,25 @@ def run_bench(run_dir: Path, bench_dir: Path | None, *, delivered_only: bool = F
             f"{INSPECTION_FILE} gives the run's instances: the bench was edited otherwise)"
         )
     raise RunError(f"{bench_dir} is not the bench {run_dir} was run on (instances differ)")
+
+
+def recorded_bench(run_dir: Path) -> Path:
+    """The bench named by the run's last invocation that names one (a ``runs merge`` line, or a later line of
+    another kind, may name none); RunError when no invocation names one or the log is not JSON lines."""
+    log = run_dir / "invocations.jsonl"
+    lines = log.read_text(encoding="utf-8").splitlines() if log.is_file() else []
+    for number, line in reversed(list(enumerate(lines, 1))):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            raise RunError(
+                f"{log}: line {number} is not JSON; the run directory is damaged (or pass --bench)"
+            ) from None
+        if isinstance(entry, dict) and isinstance(entry.get("bench"), str):
+            return Path(entry["bench"])
+    raise RunError(f"{run_dir}: no bench recorded; pass --bench")
 
 
 def _row(instance: Instance) -> Any:
