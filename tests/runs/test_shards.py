@@ -179,6 +179,26 @@ def test_a_merged_native_run_scores_as_the_unsharded_run(shards: list[Path], tmp
     assert "invocations.jsonl: line 4 is not JSON" in damaged.output, damaged.output
 
 
+def test_a_shard_is_scored_against_its_own_items(tmp_path: Path) -> None:
+    """score counts a shard's declared items (its manifest's shard.items), as runs show and export do: a complete
+    shard is complete, an incomplete one says how many of its own items have no reply."""
+    assert native(tmp_path / "s1", "--shard", "1/2").exit_code == 0
+    figures = table1(tmp_path / "s1")
+    assert figures["n_instances"] == 4 and figures["n_not_run"] == 0 and figures["complete"] is True
+    scores = json.loads((tmp_path / "s1" / "scores.json").read_text())
+    assert sorted(i["key"] for i in scores["items"]) == sorted(manifest(tmp_path / "s1")["shard"]["items"]["candidate"])
+    # --limit 3: only those of the run's first 3 items that are in shard 2 run; the shard still declares its 4
+    assert native(tmp_path / "s2", "--shard", "2/2", "--limit", "3").exit_code == 0
+    declared = manifest(tmp_path / "s2")["shard"]["items"]["candidate"]
+    with sqlite3.connect(tmp_path / "s2" / "store.sqlite") as db:
+        ran = db.execute("SELECT COUNT(*) FROM items WHERE kind = 'candidate'").fetchone()[0]
+    assert len(declared) == 4 and 0 < ran < 4
+    partial = run("score", str(tmp_path / "s2"), "--panel", "rule")
+    assert f"incomplete: {4 - ran} of 4 items have no reply (0 failed requests, {4 - ran} not run)" in partial.output
+    scores = json.loads((tmp_path / "s2" / "scores.json").read_text())
+    assert scores["complete"] is False and scores["metrics"]["table1"]["n_instances"] == 4
+
+
 def test_a_missing_or_duplicated_shard_or_item_is_refused(shards: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "merged"
     missing = merge(shards[0], out=out)
