@@ -226,6 +226,22 @@ def test_a_missing_or_duplicated_shard_or_item_is_refused(shards: list[Path], tm
     assert plain.exit_code == 2 and "not a shard" in plain.output
 
 
+def test_an_output_inside_equal_to_or_holding_a_shard_is_refused(shards: list[Path], tmp_path: Path) -> None:
+    before = {p: p.stat().st_mtime_ns for d in shards for p in sorted(d.rglob("*"))}
+    for out, where in [
+        (shards[0] / "inside", "is inside"),
+        (shards[1] / "deep" / "er", "is inside"),
+        (shards[1], "is"),
+        (tmp_path, "contains"),
+    ]:
+        result = merge(*shards, out=out)
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert result.exit_code == 2 and len(lines) == 1, result.output
+        assert f"{out} {where} the shard" in lines[0] and "apart from the shards" in lines[0], result.output
+    assert {p: p.stat().st_mtime_ns for d in shards for p in sorted(d.rglob("*"))} == before  # nothing written
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s1", "s2"]
+
+
 def test_shards_of_different_runs_are_refused(shards: list[Path], tmp_path: Path) -> None:
     other = tmp_path / "other2"
     assert native(other, "--shard", "2/2", "--temperature", "0.7").exit_code == 0
