@@ -149,6 +149,56 @@ def merge(*dirs: Path, out: Path, extra: tuple[str, ...] = ()) -> Any:
     return run("runs", "merge", *map(str, dirs), "-o", str(out), *extra)
 
 
+def table1(run_dir: Path) -> dict[str, Any]:
+    result = run("score", str(run_dir), "--panel", "rule")
+    assert result.exit_code == 0, result.output
+    scores: dict[str, Any] = json.loads((run_dir / "scores.json").read_text())
+    assert scores["complete"] is True, result.output
+    figures: dict[str, Any] = scores["metrics"]["table1"]
+    return figures
+
+
+def test_a_merged_native_run_scores_as_the_unsharded_run(shards: list[Path], tmp_path: Path) -> None:
+    """score, judge and view find the bench in the run's invocations: the merge's line names the shards' bench, and
+    the look-up takes the last line that names one (a merge written before it did, or another kind of line)."""
+    assert native(tmp_path / "whole").exit_code == 0
+    assert merge(*shards, out=tmp_path / "merged").exit_code == 0
+    log = tmp_path / "merged" / "invocations.jsonl"
+    last = json.loads(log.read_text().splitlines()[-1])
+    assert "merge" in last and last["bench"] == str(BENCH.resolve())
+    whole = table1(tmp_path / "whole")
+    assert whole["n_instances"] == 8 and whole["n_scored"] > 0
+    assert table1(tmp_path / "merged") == whole
+    # a merge line that names no bench (an older merge): the shards' lines before it still name it
+    log.write_text("\n".join([*log.read_text().splitlines()[:-1], json.dumps({"merge": [], "time": 0})]) + "\n")
+    assert table1(tmp_path / "merged") == whole
+    # a log that is not JSON lines: one error line naming it, no traceback
+    log.write_text(log.read_text() + "{not json\n")
+    damaged = run("score", str(tmp_path / "merged"), "--panel", "rule")
+    assert damaged.exit_code == 2
+    assert "invocations.jsonl: line 4 is not JSON" in damaged.output, damaged.output
+
+
+def test_a_shard_is_scored_against_its_own_items(tmp_path: Path) -> None:
+    """score counts a shard's declared items (its manifest's shard.items), as runs show and export do: a complete
+    shard is complete, an incomplete one says how many of its own items have no reply."""
+    assert native(tmp_path / "s1", "--shard", "1/2").exit_code == 0
+    figures = table1(tmp_path / "s1")
+    assert figures["n_instances"] == 4 and figures["n_not_run"] == 0 and figures["complete"] is True
+    scores = json.loads((tmp_path / "s1" / "scores.json").read_text())
+    assert sorted(i["key"] for i in scores["items"]) == sorted(manifest(tmp_path / "s1")["shard"]["items"]["candidate"])
+    # --limit 3: only those of the run's first 3 items that are in shard 2 run; the shard still declares its 4
+    assert native(tmp_path / "s2", "--shard", "2/2", "--limit", "3").exit_code == 0
+    declared = manifest(tmp_path / "s2")["shard"]["items"]["candidate"]
+    with sqlite3.connect(tmp_path / "s2" / "store.sqlite") as db:
+        ran = db.execute("SELECT COUNT(*) FROM items WHERE kind = 'candidate'").fetchone()[0]
+    assert len(declared) == 4 and 0 < ran < 4
+    partial = run("score", str(tmp_path / "s2"), "--panel", "rule")
+    assert f"incomplete: {4 - ran} of 4 items have no reply (0 failed requests, {4 - ran} not run)" in partial.output
+    scores = json.loads((tmp_path / "s2" / "scores.json").read_text())
+    assert scores["complete"] is False and scores["metrics"]["table1"]["n_instances"] == 4
+
+
 def test_a_missing_or_duplicated_shard_or_item_is_refused(shards: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "merged"
     missing = merge(shards[0], out=out)
@@ -174,6 +224,22 @@ def test_a_missing_or_duplicated_shard_or_item_is_refused(shards: list[Path], tm
     assert native(not_a_shard).exit_code == 0
     plain = merge(not_a_shard, shards[1], out=out)
     assert plain.exit_code == 2 and "not a shard" in plain.output
+
+
+def test_an_output_inside_equal_to_or_holding_a_shard_is_refused(shards: list[Path], tmp_path: Path) -> None:
+    before = {p: p.stat().st_mtime_ns for d in shards for p in sorted(d.rglob("*"))}
+    for out, where in [
+        (shards[0] / "inside", "is inside"),
+        (shards[1] / "deep" / "er", "is inside"),
+        (shards[1], "is"),
+        (tmp_path, "contains"),
+    ]:
+        result = merge(*shards, out=out)
+        lines = [line for line in result.output.splitlines() if line.strip()]
+        assert result.exit_code == 2 and len(lines) == 1, result.output
+        assert f"{out} {where} the shard" in lines[0] and "apart from the shards" in lines[0], result.output
+    assert {p: p.stat().st_mtime_ns for d in shards for p in sorted(d.rglob("*"))} == before  # nothing written
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s1", "s2"]
 
 
 def test_shards_of_different_runs_are_refused(shards: list[Path], tmp_path: Path) -> None:

@@ -164,6 +164,28 @@ def _check_coverage(run_dir: Path, dirs: Sequence[Path]) -> tuple[int, int]:
     return total, sum(c.done for c in tasks.values())
 
 
+def _entry(line: str) -> dict[str, Any]:
+    """An invocation line as a dict ({} for one that is not a JSON object: kept as it is, never read)."""
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return {}
+    return entry if isinstance(entry, dict) else {}
+
+
+def _check_apart(dirs: Sequence[Path], output: Path) -> None:
+    """The merged run is apart from every shard: not a shard, inside one (a shard would be copied into itself) or
+    holding one (the merge builds it beside itself and renames it there); OutputError naming both otherwise."""
+    target = output.resolve()
+    for directory in dirs:
+        shard = directory.resolve()
+        if target == shard or shard in target.parents or target in shard.parents:
+            where = "is" if target == shard else "is inside" if shard in target.parents else "contains"
+            raise OutputError(
+                f"{output} {where} the shard {directory}: runs merge writes a new run directory apart from the shards"
+            )
+
+
 def _copy_files(source: Path, target: Path, top: Path) -> None:
     """Every file under ``source`` (a shard) into ``target``, but for the merge's own; a file another shard copied
     already must be the same."""
@@ -187,6 +209,7 @@ def merge_runs(dirs: Sequence[Path], output: Path, *, allow_incomplete: bool = F
     nothing is written over). MergeError (one line naming the shard or item) when they do not make one run."""
     dirs = [Path(d) for d in dirs]
     output = Path(output)
+    _check_apart(dirs, output)
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise OutputError(f"{output} exists: runs merge writes a new run directory; choose a new one")
     merged, incomplete, notes = _check_shards(dirs, allow_incomplete=allow_incomplete)
@@ -204,7 +227,11 @@ def merge_runs(dirs: Sequence[Path], output: Path, *, allow_incomplete: bool = F
             if log.is_file():
                 lines += [line for line in read_text(log, "invocations").splitlines() if line.strip()]
             _copy_files(directory, staging, directory)
-        merge = {"merge": [str(d.resolve()) for d in dirs], "time": time.time(), "code": package_record()}
+        merge: dict[str, Any] = {"merge": [str(d.resolve()) for d in dirs], "time": time.time()}
+        benches = [e["bench"] for e in map(_entry, lines) if isinstance(e.get("bench"), str)]
+        if benches:  # where the merged run's data is (score, judge and view look it up in this log)
+            merge["bench"] = benches[-1]
+        merge["code"] = package_record()
         lines.append(json.dumps(merge, ensure_ascii=False))
         write_text_atomic(staging / "invocations.jsonl", "\n".join(lines) + "\n")
         benchmark = benchmark_of(staging)

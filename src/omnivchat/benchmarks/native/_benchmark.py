@@ -25,7 +25,13 @@ from omnivchat.benchmarks._protocol import (
 )
 from omnivchat.benchmarks._registry import register
 from omnivchat.benchmarks.native._files import NATIVE_BENCHMARK, RunManifest
-from omnivchat.benchmarks.native._judging import collect_scores, estimate_judging, judge_run, run_bench
+from omnivchat.benchmarks.native._judging import (
+    collect_scores,
+    estimate_judging,
+    judge_run,
+    run_bench,
+    shard_part,
+)
 from omnivchat.benchmarks.native._options import NativeJudgeOptions, NativeScoreOptions
 from omnivchat.benchmarks.native._run import build_manifest, build_request
 from omnivchat.benchmarks.native._scores import bench_name, native_scores
@@ -91,7 +97,7 @@ class OmniVChatBench:
 
     def score(self, dataset: Bench | None, run_dir: Path, options: ScoreOptions) -> Scores:
         own = read_options(self, "score", options.options, NativeScoreOptions)
-        dataset = dataset if dataset is not None else run_bench(run_dir, None)
+        dataset = shard_part(run_dir, dataset) if dataset is not None else run_bench(run_dir, None)
         items = collect_scores(
             run_dir,
             dataset,
@@ -109,7 +115,7 @@ class OmniVChatBench:
 
     def judge(self, dataset: Bench | None, run_dir: Path, options: JudgeOptions) -> JudgeOutcome:
         own = read_options(self, "judge", options.options, NativeJudgeOptions)
-        dataset = dataset if dataset is not None else run_bench(run_dir, options.data)
+        dataset = shard_part(run_dir, dataset) if dataset is not None else run_bench(run_dir, options.data)
         if options.only_judge:
             names = [options.only_judge]
         else:

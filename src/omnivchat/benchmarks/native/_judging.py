@@ -52,6 +52,7 @@ from omnivchat.runs import (
     RunError,
     RunStore,
     RunSummary,
+    manifest_shard,
     tally,
     writes_run_dir,
 )
@@ -93,19 +94,31 @@ def style_task(request: Callable[[str, JudgeSpec], ChatRequest] = _not_asked) ->
 
 
 def run_bench(run_dir: Path, bench_dir: Path | None, *, delivered_only: bool = False) -> Bench:
-    """The bench of a run: the one given, or the one recorded at its last invocation; checked against the
-    manifest so that verdicts always refer to the instances that were run.
+    """The bench of a run: the one given, or the one recorded at its last invocation that names one; checked
+    against the manifest so that verdicts always refer to the instances that were run. A shard's bench holds its
+    own instances only (``shard.items`` in its manifest): it is scored and judged against these, never the whole
+    bench.
 
     A human-inspection decision made after the run changes the delivered set, so the run's own instances are
     found in the bench's decision history (inspection.jsonl is append-only): the returned bench holds them, and
     ``rejected`` lists those since rejected. ``delivered_only`` leaves these out of ``instances`` (their replies
     are not scored)."""
+    return shard_part(run_dir, _whole_bench(run_dir, bench_dir, delivered_only=delivered_only))
+
+
+def shard_part(run_dir: Path, bench: Bench) -> Bench:
+    """``bench`` as a run declares it: a shard's own instances (its manifest's ``shard.items``), in bench order;
+    the whole bench for an unsharded run."""
+    shard = manifest_shard(load_manifest(run_dir))
+    if shard is None:
+        return bench
+    own = set(shard.items.get(CANDIDATE, []))
+    return replace(bench, instances=[i for i in bench.instances if i.id in own])
+
+
+def _whole_bench(run_dir: Path, bench_dir: Path | None, *, delivered_only: bool) -> Bench:
     if bench_dir is None:
-        log = Path(run_dir) / "invocations.jsonl"
-        lines = log.read_text(encoding="utf-8").splitlines() if log.is_file() else []
-        if not lines:
-            raise RunError(f"{run_dir}: no bench recorded; pass --bench")
-        bench_dir = Path(json.loads(lines[-1])["bench"])
+        bench_dir = recorded_bench(Path(run_dir))
     bench = load_bench(bench_dir)
     identity = load_manifest(run_dir).bench
     expected = identity.instances_sha256
@@ -128,6 +141,25 @@ def run_bench(run_dir: Path, bench_dir: Path | None, *, delivered_only: bool = F
             f"{INSPECTION_FILE} gives the run's instances: the bench was edited otherwise)"
         )
     raise RunError(f"{bench_dir} is not the bench {run_dir} was run on (instances differ)")
+
+
+def recorded_bench(run_dir: Path) -> Path:
+    """The bench named by the run's last invocation that names one (a ``runs merge`` line, or a later line of
+    another kind, may name none); RunError when no invocation names one or the log is not JSON lines."""
+    log = run_dir / "invocations.jsonl"
+    lines = log.read_text(encoding="utf-8").splitlines() if log.is_file() else []
+    for number, line in reversed(list(enumerate(lines, 1))):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            raise RunError(
+                f"{log}: line {number} is not JSON; the run directory is damaged (or pass --bench)"
+            ) from None
+        if isinstance(entry, dict) and isinstance(entry.get("bench"), str):
+            return Path(entry["bench"])
+    raise RunError(f"{run_dir}: no bench recorded; pass --bench")
 
 
 def _row(instance: Instance) -> Any:
