@@ -110,7 +110,9 @@ def test_a_wrong_typed_option_is_refused_naming_the_option_and_what_is_taken(tmp
         BenchmarkOptionError, match=r"^the byo benchmark: --asr-wer \(score\): Input should be greater than"
     ):
         check_options(BYO, "score", {"asr_wer": -0.5})
-    with pytest.raises(BenchmarkOptionError, match=r"^the omnivchat benchmark: --aliases \(judge\): Input should be a valid list"):
+    with pytest.raises(
+        BenchmarkOptionError, match=r"^the omnivchat benchmark: --aliases \(judge\): Input should be a valid list"
+    ):
         check_options(get_benchmark("omnivchat"), "judge", {"aliases": "gpt-4o"})
     with pytest.raises(
         BenchmarkOptionError, match=r"^the socialomni benchmark does not take --split \(judge\): it takes "

@@ -151,7 +151,9 @@ def test_a_plugin_declaring_its_own_options_receives_them_validated(plugins: Pat
     loaded = bench.load(Source(data=plugins, options={"split": "dev", "shots": 3}))
     assert type(loaded).__name__ == "LabOptions" and (loaded.split, loaded.shots) == ("dev", 3)
     assert bench.load(Source(data=plugins)).split == "test"  # its own default
-    with pytest.raises(BenchmarkOptionError, match=r"^the labopts benchmark: --split \(eval\): Input should be a valid string"):
+    with pytest.raises(
+        BenchmarkOptionError, match=r"^the labopts benchmark: --split \(eval\): Input should be a valid string"
+    ):
         bench.load(Source(data=plugins, options={"split": ["dev"]}))
     with pytest.raises(
         BenchmarkOptionError, match=r"^the labopts benchmark does not take --asr \(score\): it takes no options"
