@@ -136,7 +136,7 @@ def test_happy_path_stores_every_stage_and_resumes_without_sending(data: Path, t
             assert {r["status"] for r in store.items("mc4")} == {"done"}
             notes = {(row["kind"], row["note"]) for row in store.cost_rows()}
         # every attempt priced: the loopback text model has no price, so its cost is stated as unknown, never 0
-        assert ("mc4", "priced") in notes and ("mc4/llm", "no price") in notes
+        assert ("mc4", "billed by its stages") in notes and ("mc4/llm", "no price") in notes
         scores = BYO.score(None, run_dir, ScoreOptions())
         assert scores.complete and scores.metrics["overall"]["accuracy"] == 1.0
 
@@ -377,3 +377,40 @@ def test_a_spoken_reply_is_refused_before_anything_is_sent(data: Path, tmp_path:
         with pytest.raises(RouteError) as info:
             route.prepare(request)
         assert info.value.kind == "unsupported" and "text only" in info.value.message and server.count == 0
+
+
+def invocation_cost(output: str) -> str:
+    return next(line for line in output.splitlines() if line.startswith("cost of this invocation: "))
+
+
+def test_the_invocation_counts_its_stages_requests_and_costs(data: Path, tmp_path: Path, key: str) -> None:
+    from omnivchat.runs import tally
+
+    asr = Behaviour(text=HEARD, usage={"prompt_tokens": 0, "completion_tokens": 6, "total_tokens": 6})
+    with LoopbackServer(rules=rules(asr), api_key=key) as server:
+        model_file = cascade_file(tmp_path, server)
+        # the text model priced, the ASR not: 3 priced attempts of 51 tokens, 1 of unknown cost
+        model_file.write_text(model_file.read_text() + "price = {input_per_mtok = 2.0, output_per_mtok = 8.0}\n")
+        run_dir = tmp_path / "run"
+        result = runner.invoke(app, eval_args(data, model_file, run_dir), env={"COLUMNS": "400"})
+        assert result.exit_code == 0, result.output
+        sent = sum(r.method == "POST" for r in server.requests)
+    assert sent == 4 and "4 requests sent" in result.output
+    with RunStore(run_dir / "store.sqlite", read_only=True) as store:
+        stored = tally(store.cost_rows()).total
+    assert stored.attempts == 4 and stored.priced == 3 and stored.spent_usd == pytest.approx(3 * (100 + 8) / 1e6)
+    line = invocation_cost(result.output)
+    assert line == f"cost of this invocation: {stored.describe()}"
+    assert "$0.000324 for 3 attempts, and 1 more of unknown cost (no price: 1)" in line
+
+
+def test_an_unpriced_cascade_costs_unknown_never_0(data: Path, tmp_path: Path, key: str) -> None:
+    with LoopbackServer(rules=rules(Behaviour(text=HEARD)), api_key=key) as server:
+        run_dir = tmp_path / "run"
+        result = runner.invoke(app, eval_args(data, cascade_file(tmp_path, server), run_dir), env={"COLUMNS": "400"})
+        assert result.exit_code == 0, result.output
+    assert invocation_cost(result.output) == "cost of this invocation: cost unknown (no price: 4; 4 attempts)"
+    assert "$0" not in result.output
+    shown = runner.invoke(app, ["runs", "show", str(run_dir)], env={"COLUMNS": "400"})
+    assert shown.exit_code == 0, shown.output
+    assert "$0" not in shown.output and "cost unknown" in shown.output
