@@ -414,3 +414,35 @@ def test_an_unpriced_cascade_costs_unknown_never_0(data: Path, tmp_path: Path, k
     shown = runner.invoke(app, ["runs", "show", str(run_dir)], env={"COLUMNS": "400"})
     assert shown.exit_code == 0, shown.output
     assert "$0" not in shown.output and "cost unknown" in shown.output
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--base-url", "http://127.0.0.1:5/v1"], "--base-url"),
+        (["--base-url", "http://127.0.0.1:5/v1", "--base-url", "http://127.0.0.1:6/v1"], "--base-url"),
+        (["--no-key"], "--no-key"),
+        (["--key-file", "keys.env", "--key-field", "K"], "--key-file, --key-field"),
+        (["--timeout", "5", "--trust-env"], "--timeout, --trust-env"),
+    ],
+)
+def test_a_route_flag_is_refused_for_a_cascade(
+    data: Path, tmp_path: Path, key: str, flags: list[str], named: str
+) -> None:
+    with LoopbackServer(rules=rules(Behaviour(text=HEARD)), api_key=key) as server:
+        model_file = cascade_file(tmp_path, server)
+        run_dir = tmp_path / "run"
+        args = [*eval_args(data, model_file, run_dir), *flags]
+        result = runner.invoke(app, args, env={"COLUMNS": "400"})
+        assert server.count == 0
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"{named} cannot be used with a cascade" in lines[0]
+    assert "each stage's base_url" in lines[0] and str(model_file) in lines[0] and not run_dir.exists()
+
+
+def test_get_route_refuses_a_base_url_for_a_cascade(tmp_path: Path, key: str) -> None:
+    from omnivchat.routes import SettingsError
+
+    with LoopbackServer() as server, pytest.raises(SettingsError, match="each stage's base_url"):
+        get_route(f"cascade:{cascade_file(tmp_path, server)}", base_url="http://127.0.0.1:5/v1")
