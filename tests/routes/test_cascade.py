@@ -252,6 +252,23 @@ def test_captioner_sees_frames_and_a_blanked_video_gets_no_captions(data: Path, 
             "captioner.frames_per_second",
         ),
         ('[asr]\nmodel = "whisper-tiny.en"\n[llm]\nmodel = "x"\n[judge]\nmodel = "z"\n', "judge: Extra inputs"),
+        # a stage's server: named by the file's key, never by the --base-url a cascade refuses
+        (
+            '[asr]\nmodel = "whisper-1"\nno_key = true\n[llm]\nmodel = "x"\nbase_url = "http://127.0.0.1:5/v1"\n',
+            "asr.base_url: whisper-1 needs a base_url (an OpenAI-compatible /audio/transcriptions server)",
+        ),
+        (
+            '[asr]\nmodel = "whisper-tiny.en"\n[captioner]\nmodel = "v"\n[llm]\nmodel = "x"\nbase_url = "http://h/v1"\n',
+            "captioner.base_url: v needs a base_url (an OpenAI-compatible /chat/completions server)",
+        ),
+        (
+            '[asr]\nmodel = "whisper-tiny.en"\n[llm]\nmodel = "x"\nbase_url = "ftp://nowhere"\n',
+            "llm.base_url: must be http(s)://host/... (got scheme 'ftp')",
+        ),
+        (
+            '[asr]\nmodel = "whisper-tiny.en"\n[llm]\nmodel = "x"\nbase_url = "http://u:p@127.0.0.1:5/v1"\n',
+            "llm.base_url: must not embed credentials",
+        ),
     ],
 )
 def test_a_bad_cascade_file_is_one_line_naming_file_and_key(
@@ -262,6 +279,7 @@ def test_a_bad_cascade_file_is_one_line_naming_file_and_key(
     with pytest.raises(CascadeError) as info:
         get_route(f"cascade:{path}")
     assert str(info.value).startswith(f"{path}: ") and message in str(info.value) and "\n" not in str(info.value)
+    assert "--base-url" not in str(info.value)
     result = runner.invoke(app, eval_args(data, path, tmp_path / "run"), env={"COLUMNS": "400"})
     assert result.exit_code == 2 and message in result.output and not (tmp_path / "run").exists()
 
@@ -446,3 +464,12 @@ def test_get_route_refuses_a_base_url_for_a_cascade(tmp_path: Path, key: str) ->
 
     with LoopbackServer() as server, pytest.raises(SettingsError, match="each stage's base_url"):
         get_route(f"cascade:{cascade_file(tmp_path, server)}", base_url="http://127.0.0.1:5/v1")
+
+
+@pytest.mark.parametrize("given", ["", " "])
+def test_an_empty_cascade_path_says_a_file_is_needed(data: Path, tmp_path: Path, given: str) -> None:
+    with pytest.raises(CascadeError, match=r"^cascade: needs a FILE"):
+        get_route(f"cascade:{given}")
+    args = ["eval", "--benchmark", "byo", "--data", str(data), "--model", f"cascade:{given}", "-o", str(tmp_path / "r")]
+    result = runner.invoke(app, args, env={"COLUMNS": "400"})
+    assert result.exit_code == 2 and "cascade: needs a FILE" in result.output and "directory" not in result.output
