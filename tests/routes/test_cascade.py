@@ -136,7 +136,7 @@ def test_happy_path_stores_every_stage_and_resumes_without_sending(data: Path, t
             assert {r["status"] for r in store.items("mc4")} == {"done"}
             notes = {(row["kind"], row["note"]) for row in store.cost_rows()}
         # every attempt priced: the loopback text model has no price, so its cost is stated as unknown, never 0
-        assert ("mc4", "priced") in notes and ("mc4/llm", "no price") in notes
+        assert ("mc4", "billed by its stages") in notes and ("mc4/llm", "no price") in notes
         scores = BYO.score(None, run_dir, ScoreOptions())
         assert scores.complete and scores.metrics["overall"]["accuracy"] == 1.0
 
@@ -252,6 +252,23 @@ def test_captioner_sees_frames_and_a_blanked_video_gets_no_captions(data: Path, 
             "captioner.frames_per_second",
         ),
         ('[asr]\nmodel = "whisper-tiny.en"\n[llm]\nmodel = "x"\n[judge]\nmodel = "z"\n', "judge: Extra inputs"),
+        # a stage's server: named by the file's key, never by the --base-url a cascade refuses
+        (
+            '[asr]\nmodel = "whisper-1"\nno_key = true\n[llm]\nmodel = "x"\nbase_url = "http://127.0.0.1:5/v1"\n',
+            "asr.base_url: whisper-1 needs a base_url (an OpenAI-compatible /audio/transcriptions server)",
+        ),
+        (
+            '[asr]\nmodel = "whisper-tiny.en"\n[captioner]\nmodel = "v"\n[llm]\nmodel = "x"\nbase_url = "http://h/v1"\n',
+            "captioner.base_url: v needs a base_url (an OpenAI-compatible /chat/completions server)",
+        ),
+        (
+            '[asr]\nmodel = "whisper-tiny.en"\n[llm]\nmodel = "x"\nbase_url = "ftp://nowhere"\n',
+            "llm.base_url: must be http(s)://host/... (got scheme 'ftp')",
+        ),
+        (
+            '[asr]\nmodel = "whisper-tiny.en"\n[llm]\nmodel = "x"\nbase_url = "http://u:p@127.0.0.1:5/v1"\n',
+            "llm.base_url: must not embed credentials",
+        ),
     ],
 )
 def test_a_bad_cascade_file_is_one_line_naming_file_and_key(
@@ -262,6 +279,7 @@ def test_a_bad_cascade_file_is_one_line_naming_file_and_key(
     with pytest.raises(CascadeError) as info:
         get_route(f"cascade:{path}")
     assert str(info.value).startswith(f"{path}: ") and message in str(info.value) and "\n" not in str(info.value)
+    assert "--base-url" not in str(info.value)
     result = runner.invoke(app, eval_args(data, path, tmp_path / "run"), env={"COLUMNS": "400"})
     assert result.exit_code == 2 and message in result.output and not (tmp_path / "run").exists()
 
@@ -377,3 +395,81 @@ def test_a_spoken_reply_is_refused_before_anything_is_sent(data: Path, tmp_path:
         with pytest.raises(RouteError) as info:
             route.prepare(request)
         assert info.value.kind == "unsupported" and "text only" in info.value.message and server.count == 0
+
+
+def invocation_cost(output: str) -> str:
+    return next(line for line in output.splitlines() if line.startswith("cost of this invocation: "))
+
+
+def test_the_invocation_counts_its_stages_requests_and_costs(data: Path, tmp_path: Path, key: str) -> None:
+    from omnivchat.runs import tally
+
+    asr = Behaviour(text=HEARD, usage={"prompt_tokens": 0, "completion_tokens": 6, "total_tokens": 6})
+    with LoopbackServer(rules=rules(asr), api_key=key) as server:
+        model_file = cascade_file(tmp_path, server)
+        # the text model priced, the ASR not: 3 priced attempts of 51 tokens, 1 of unknown cost
+        model_file.write_text(model_file.read_text() + "price = {input_per_mtok = 2.0, output_per_mtok = 8.0}\n")
+        run_dir = tmp_path / "run"
+        result = runner.invoke(app, eval_args(data, model_file, run_dir), env={"COLUMNS": "400"})
+        assert result.exit_code == 0, result.output
+        sent = sum(r.method == "POST" for r in server.requests)
+    assert sent == 4 and "4 requests sent" in result.output
+    with RunStore(run_dir / "store.sqlite", read_only=True) as store:
+        stored = tally(store.cost_rows()).total
+    assert stored.attempts == 4 and stored.priced == 3 and stored.spent_usd == pytest.approx(3 * (100 + 8) / 1e6)
+    line = invocation_cost(result.output)
+    assert line == f"cost of this invocation: {stored.describe()}"
+    assert "$0.000324 for 3 attempts, and 1 more of unknown cost (no price: 1)" in line
+
+
+def test_an_unpriced_cascade_costs_unknown_never_0(data: Path, tmp_path: Path, key: str) -> None:
+    with LoopbackServer(rules=rules(Behaviour(text=HEARD)), api_key=key) as server:
+        run_dir = tmp_path / "run"
+        result = runner.invoke(app, eval_args(data, cascade_file(tmp_path, server), run_dir), env={"COLUMNS": "400"})
+        assert result.exit_code == 0, result.output
+    assert invocation_cost(result.output) == "cost of this invocation: cost unknown (no price: 4; 4 attempts)"
+    assert "$0" not in result.output
+    shown = runner.invoke(app, ["runs", "show", str(run_dir)], env={"COLUMNS": "400"})
+    assert shown.exit_code == 0, shown.output
+    assert "$0" not in shown.output and "cost unknown" in shown.output
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--base-url", "http://127.0.0.1:5/v1"], "--base-url"),
+        (["--base-url", "http://127.0.0.1:5/v1", "--base-url", "http://127.0.0.1:6/v1"], "--base-url"),
+        (["--no-key"], "--no-key"),
+        (["--key-file", "keys.env", "--key-field", "K"], "--key-file, --key-field"),
+        (["--timeout", "5", "--trust-env"], "--timeout, --trust-env"),
+    ],
+)
+def test_a_route_flag_is_refused_for_a_cascade(
+    data: Path, tmp_path: Path, key: str, flags: list[str], named: str
+) -> None:
+    with LoopbackServer(rules=rules(Behaviour(text=HEARD)), api_key=key) as server:
+        model_file = cascade_file(tmp_path, server)
+        run_dir = tmp_path / "run"
+        args = [*eval_args(data, model_file, run_dir), *flags]
+        result = runner.invoke(app, args, env={"COLUMNS": "400"})
+        assert server.count == 0
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"{named} cannot be used with a cascade" in lines[0]
+    assert "each stage's base_url" in lines[0] and str(model_file) in lines[0] and not run_dir.exists()
+
+
+def test_get_route_refuses_a_base_url_for_a_cascade(tmp_path: Path, key: str) -> None:
+    from omnivchat.routes import SettingsError
+
+    with LoopbackServer() as server, pytest.raises(SettingsError, match="each stage's base_url"):
+        get_route(f"cascade:{cascade_file(tmp_path, server)}", base_url="http://127.0.0.1:5/v1")
+
+
+@pytest.mark.parametrize("given", ["", " "])
+def test_an_empty_cascade_path_says_a_file_is_needed(data: Path, tmp_path: Path, given: str) -> None:
+    with pytest.raises(CascadeError, match=r"^cascade: needs a FILE"):
+        get_route(f"cascade:{given}")
+    args = ["eval", "--benchmark", "byo", "--data", str(data), "--model", f"cascade:{given}", "-o", str(tmp_path / "r")]
+    result = runner.invoke(app, args, env={"COLUMNS": "400"})
+    assert result.exit_code == 2 and "cascade: needs a FILE" in result.output and "directory" not in result.output

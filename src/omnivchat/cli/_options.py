@@ -127,6 +127,8 @@ class RouteOptions:
         hosted model has no key); ``speaker`` lets a simulated model answer aloud."""
         from omnivchat.routes import get_route
 
+        if model.startswith(CASCADE):
+            self.refuse_for_cascade(model)
         route = get_route(
             model,
             speaker=speaker,
@@ -143,6 +145,31 @@ class RouteOptions:
             where = f"--key-file {self.key_file} ({self.key_field})" if self.key_file else route.settings.api_key_env
             note(f"the key from {where} {PLACEHOLDER}")
         return route
+
+    def refuse_for_cascade(self, model: str) -> None:
+        """A cascade takes no route flag: its stages name their servers, keys and settings in its FILE, and a flag
+        it would ignore is refused rather than silently dropped."""
+        from omnivchat.routes import SettingsError
+
+        given = {
+            "--base-url": bool(self.base_url),
+            "--endpoints": self.endpoints is not None,
+            "--key-file": self.key_file is not None,
+            "--key-field": self.key_field is not None,
+            "--no-key": self.no_key,
+            "--thinking": self.thinking is not None,
+            "--media-input-type": self.media_input_type is not None,
+            "--omit-modalities": self.omit_modalities is not None,
+            "--audio-delivery": self.audio_delivery is not None,
+            "--timeout": self.timeout is not None,
+            "--trust-env": self.trust_env,
+        }
+        flags = [flag for flag, on in given.items() if on]
+        if flags:
+            raise SettingsError(
+                f"{model}: {', '.join(flags)} cannot be used with a cascade: each stage's base_url, key "
+                f"(api_key_env, no_key) and settings (timeout_s, extra...) go in {model.removeprefix(CASCADE)}"
+            )
 
     def replicas(self) -> Any:
         """The replicas given (``--endpoints``, or ``--base-url`` more than once), or None for one server."""
@@ -164,6 +191,9 @@ class RouteOptions:
         given = {f: getattr(self, f) for f in ("temperature", "top_p", "max_tokens", "seed")}
         return Sampling(**{**fallback, **{k: v for k, v in given.items() if v is not None}})
 
+
+CASCADE = "cascade:"
+"""The prefix of a cascade model (``routes._cascade``), whose stages take their settings from its FILE."""
 
 PLACEHOLDER = (
     "is treated as a placeholder, not a secret (under 16 characters, or a common placeholder value): it is sent and "

@@ -193,7 +193,7 @@ def run_benchmark(
     try:
         the_route = route.route(model, speaker=speaker)
     except CredentialError:
-        if not dry_run:
+        if not dry_run or model.startswith("cascade:"):  # a cascade's stage keys are named in its FILE
             raise
         # A dry run sends nothing: its estimate needs the model's settings and price, not its key.
         the_route = dataclasses.replace(route, no_key=True).route(model, speaker=speaker)

@@ -21,10 +21,12 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from omnivchat._canonical import sha256_json
+from omnivchat.errors import OmnivchatError
 from omnivchat.routes._base import Prepared, Route, StageSender
 from omnivchat.routes._credentials import CredentialError, Secret, resolve_api_key
 from omnivchat.routes._defaults import RouteSettings, SettingsError, resolve_settings
@@ -112,6 +114,25 @@ def _stage_key(stage: str, spec: ModelSpec, path: Path) -> Secret | None:
     return key
 
 
+SERVES = {"asr": "/audio/transcriptions", "captioner": "/chat/completions", "llm": "/chat/completions"}
+
+
+def _check_stage_url(stage: str, spec: ModelSpec, path: Path) -> None:
+    """A stage sent to an OpenAI-compatible server needs its ``base_url``: refused naming the file and the key (the
+    route's own message would advise --base-url, which a cascade refuses)."""
+    settings = resolve_settings(spec.model, overrides=spec.settings_overrides())
+    if stage != "asr" and settings.route != "openai":
+        return  # a Gemini or simulated route knows its own server
+    where = f"{path}: {stage}.base_url"
+    if not settings.base_url:
+        raise CascadeError(f"{where}: {spec.model} needs a base_url (an OpenAI-compatible {SERVES[stage]} server)")
+    parts = urlsplit(settings.base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise CascadeError(f"{where}: must be http(s)://host/... (got scheme {parts.scheme!r})")
+    if parts.username or parts.password:
+        raise CascadeError(f"{where}: must not embed credentials (name the key's variable in api_key_env)")
+
+
 MakeRoute = Callable[..., Route]
 """``routes.get_route``: handed in by the registry, which imports this module."""
 
@@ -163,11 +184,26 @@ class CascadeRoute:
         """``make_route``: ``routes.get_route``, which makes the captioner's and the text model's routes."""
         self.model_id = model_id
         self.settings = settings
-        self.path = Path(model_id.removeprefix(PREFIX))
-        if not str(self.path):
-            raise CascadeError("--model cascade:FILE needs the path of a cascade file (TOML)")
+        given = model_id.removeprefix(PREFIX)
+        if not given.strip():  # Path("") is ".", a directory: say what is missing instead
+            raise CascadeError("cascade: needs a FILE: --model cascade:FILE, the path of a cascade file (TOML)")
+        self.path = Path(given)
         self.spec = load_cascade(self.path)
         self.stages: dict[str, Route] = {}
+        try:
+            self._build(make_route)
+        except OmnivchatError as err:  # a stage's route refused its settings: one line naming the file
+            if str(err).startswith(f"{self.path}: "):
+                raise
+            raise CascadeError(f"{self.path}: {err}") from None
+        self.sender: StageSender = _DirectSender(RetryPolicy())
+
+    def _build(self, make_route: MakeRoute) -> None:
+        """Every stage's route, each checked first for a usable base_url."""
+        for stage in STAGES:
+            spec = getattr(self.spec, stage)
+            if spec is not None and not (stage == "asr" and spec.model == LOCAL_WHISPER):
+                _check_stage_url(stage, spec, self.path)
         asr = self.spec.asr
         if asr.model == LOCAL_WHISPER:
             self.stages["asr"] = LocalWhisperRoute(LOCAL_WHISPER, _local_settings(), asr.language, vad=asr.vad)
@@ -193,7 +229,6 @@ class CascadeRoute:
         self.stages["llm"] = _chat_route(
             make_route, llm, _stage_key("llm", llm, self.path), media_input="none", include_modalities=False
         )
-        self.sender: StageSender = _DirectSender(RetryPolicy())
 
     @property
     def endpoint(self) -> str:

@@ -60,9 +60,10 @@ def get_route(
     if settings.route == "cascade":
         from omnivchat.routes._cascade import CascadeRoute
 
-        if replicas or api_key is not None or key_file is not None:
+        if replicas or api_key is not None or key_file is not None or overrides.get("base_url") is not None:
             raise SettingsError(
-                f"{model_id}: a cascade's stages name their servers and keys in its file, not --base-url or --key-file"
+                f"{model_id}: a cascade's stages name their servers and keys in its file (each stage's base_url, "
+                "api_key_env), not --base-url or --key-file"
             )
         return CascadeRoute(model_id, settings, get_route)
     if no_key:

@@ -16,6 +16,9 @@ from omnivchat.routes import IN_FLIGHT, AttemptCost
 
 NOT_RECORDED = "not recorded"
 INTERRUPTED = "interrupted"
+STAGED = "billed by its stages"
+"""The note of a cascade's own attempt: its stages' attempts carry the cost, so it is counted in no total (a $0
+attempt would make a run whose stages have no price look partly free)."""
 
 
 def money(usd: float) -> str:
@@ -52,6 +55,16 @@ class CostTotals(BaseModel):
             self.unknown[cost.note] = self.unknown.get(cost.note, 0) + 1
             self.unknown_estimate_usd += estimate or 0.0
 
+    def merge(self, other: CostTotals) -> None:
+        """Add ``other``'s attempts and costs (a cascade's stages into its invocation)."""
+        self.attempts += other.attempts
+        self.priced += other.priced
+        self.spent_usd += other.spent_usd
+        for why, n in other.unknown.items():
+            self.unknown[why] = self.unknown.get(why, 0) + n
+        self.unknown_estimate_usd += other.unknown_estimate_usd
+        self.cost_to_estimate = max(self.cost_to_estimate, other.cost_to_estimate)
+
     def describe(self) -> str:
         """One line: the known total, and how many attempts have no known cost, by reason; "cost unknown (...)"
         when none is known, never $0."""
@@ -85,6 +98,8 @@ def tally(rows: Iterable[dict[str, Any]], *, writing: bool = False) -> RunCost:
     attempt without an outcome is in flight, not interrupted."""
     result = RunCost()
     for row in rows:
+        if row["note"] == STAGED:
+            continue
         cost, estimate = _cost_of(row)
         if writing and cost.note == INTERRUPTED:
             cost = AttemptCost(None, IN_FLIGHT)
@@ -97,7 +112,7 @@ def item_costs(rows: Iterable[dict[str, Any]], kind: str) -> dict[str, CostTotal
     """Item id -> the cost of its attempts of ``kind`` (for exports)."""
     items: dict[str, CostTotals] = {}
     for row in rows:
-        if row["kind"] == kind:
+        if row["kind"] == kind and row["note"] != STAGED:
             cost, estimate = _cost_of(row)
             items.setdefault(row["item_id"], CostTotals()).add(cost, estimate)
     return items

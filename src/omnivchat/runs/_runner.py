@@ -35,7 +35,7 @@ from omnivchat.routes import (
     send_with_retries,
 )
 from omnivchat.runs._budget import Budget, check_priced
-from omnivchat.runs._cost import CostTotals, tally
+from omnivchat.runs._cost import STAGED, CostTotals, tally
 from omnivchat.runs._files import Manifest
 from omnivchat.runs._lock import writes_run_dir
 from omnivchat.runs._manifest import package_record, write_or_check_manifest
@@ -105,8 +105,10 @@ class Runner:
         self.limiter = AdaptiveLimiter(concurrency)
         # Media preparation runs ffmpeg and hashing in threads: bound it separately from network concurrency.
         self.prepare_slots = asyncio.Semaphore(max(2, min(concurrency, 8)))
+        self.stages: StoredStages | None = None
         if isinstance(route, StagedRoute):  # a cascade: its stage requests go through this run's store too
-            route.bind_stages(StoredStages(self))
+            self.stages = StoredStages(self)
+            route.bind_stages(self.stages)
 
     async def prepare(self, request: ChatRequest) -> Prepared:
         if request.clip is None and all(turn.clip is None for turn in request.history):
@@ -179,7 +181,12 @@ class Runner:
         summary: RunSummary,
     ) -> None:
         """Record an ended attempt's cost (the sender's, from the server's usage and the price) and count it
-        everywhere."""
+        everywhere. A cascade's own attempt is counted nowhere: its stages' attempts carry the cost."""
+        if self.stages is not None:
+            self.store.record_cost(attempt_id, 0.0, STAGED, estimate=estimate)
+            if outcome is not None:
+                self.state.attempt_failures[outcome.kind] += 1
+            return
         self.store.record_cost(attempt_id, cost.usd, cost.note, estimate=estimate)
         summary.cost.add(cost, estimate)
         self.state.attempt_ended(cost, outcome.kind if outcome is not None else None, estimate)
@@ -277,6 +284,8 @@ class Runner:
             finally:
                 if ticker is not None:
                     ticker.cancel()
+                if self.stages is not None:
+                    self.stages.fold_into(summary)
             if lines and work:
                 say(progress_line())
 
@@ -301,7 +310,8 @@ class _RunAttempts(AttemptHooks):
         self.attempt_id = runner.store.start_attempt(self.key, self.item_id)
         if self.estimate is not None:  # kept: a budget counts an attempt of unknown cost at its estimate
             runner.store.record_cost(self.attempt_id, None, IN_FLIGHT, estimate=self.estimate)
-        self.summary.attempts += 1
+        if runner.stages is None:  # a cascade's requests are its stages' (counted with them)
+            self.summary.attempts += 1
         runner.state.in_flight += 1
         return True
 
@@ -469,8 +479,16 @@ class StoredStages:
             concurrency = parent.limiter.maximum
             kind = stage_kind(parent.kind, stage)
             self.runners[stage] = Runner(route, parent.store, concurrency=concurrency, retry=parent.retry, kind=kind)
+            self.runners[stage].state.cost = parent.state.cost  # the run's progress line shows what the stages spend
             self.summaries[stage] = RunSummary(run_dir=Path(parent.store.path).parent, total=0)
         return self.runners[stage], self.summaries[stage]
+
+    def fold_into(self, summary: RunSummary) -> None:
+        """Count the stages' requests and costs in the invocation's summary (once: they are reset here)."""
+        for part in self.summaries.values():
+            summary.attempts += part.attempts
+            summary.cost.merge(part.cost)
+            part.attempts, part.cost = 0, CostTotals()
 
     async def __call__(self, stage: str, route: Route, request: ChatRequest) -> ChatResponse:
         # Items on the same clip ask a stage the same thing at once: the first sends, the others wait for it.
