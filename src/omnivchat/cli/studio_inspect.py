@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from omnivchat.cli._app import console, warn
+from omnivchat.cli._app import console
+from omnivchat.cli._serving import serve_until_stopped
 
 DEFAULT_PORT = 8765  # the library's default too (omnivchat.studio.inspect.DEFAULT_PORT); kept here for --help
 
@@ -27,8 +28,6 @@ def inspect_command(
     BENCH_DIR/inspection.jsonl as it is made; the latest per instance wins. A rejected instance leaves the
     delivered set: `eval` and the other commands skip it, and `validate` counts it. Keys: j/k move, p plays,
     a accepts, r rejects (type the reason, Enter). Ctrl-C stops the server; nothing is lost."""
-    import webbrowser
-
     from omnivchat.studio.inspect import InspectServer
 
     server = InspectServer(bench_dir, port=port)
@@ -40,21 +39,7 @@ def inspect_command(
         highlight=False,
         soft_wrap=True,
     )
-    console.print(f"serving {server.url} (Ctrl-C to stop)", highlight=False, soft_wrap=True)
-    if not no_browser:
-        try:
-            opened = webbrowser.open(server.url)
-        except webbrowser.Error:
-            opened = False
-        if not opened:
-            warn(f"no browser could be opened; open {server.url} yourself")
-    try:
-        while not server.wait(0.5):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+    serve_until_stopped(server, no_browser=no_browser)
     console.print(
         f"stopped; {server.log.lines} decisions in {escape(str(server.log.path))} ({server.log.made} made now)",
         highlight=False,

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from omnivchat.cli._app import console, warn
+from omnivchat.cli._app import console
+from omnivchat.cli._serving import serve_until_stopped
 
 DEFAULT_PORT = 8766  # the library's default too (omnivchat.view.DEFAULT_PORT); kept here for --help
 
@@ -55,8 +56,6 @@ def view_command(
         )
         return
 
-    import webbrowser
-
     from omnivchat.view import ViewServer
 
     server = ViewServer(run_dirs, port=port)
@@ -69,19 +68,5 @@ def view_command(
             highlight=False,
             soft_wrap=True,
         )
-    console.print(f"serving {server.url} (Ctrl-C to stop)", highlight=False, soft_wrap=True)
-    if not no_browser:
-        try:
-            opened = webbrowser.open(server.url)
-        except webbrowser.Error:
-            opened = False
-        if not opened:
-            warn(f"no browser could be opened; open {server.url} yourself")
-    try:
-        while not server.wait(0.5):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+    serve_until_stopped(server, no_browser=no_browser)
     console.print("stopped", highlight=False)
