@@ -263,3 +263,30 @@ def test_a_cell_that_cannot_be_scored_is_marked_and_the_rest_reported(tmp_path: 
         costs["blind"]["attempts"] == 8
         and "1 unreadable stores (cost unknown)" in (out / "leaderboard.html").read_text()
     )
+
+
+def test_a_second_suite_run_into_the_same_directory_fails_at_once_naming_the_first(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from omnivchat.suite import PairState, load_suite, run_suite
+
+    path = write_suite(tmp_path, 'healthy = "sim:healthy"')
+    suite, out = load_suite(path), tmp_path / "out"
+    second: list[subprocess.CompletedProcess[str]] = []
+
+    def changed(pair: PairState) -> None:
+        if pair.step == "done" and not second:  # the first run is midway: one pair done, one to go
+            command = [sys.executable, "-m", "omnivchat", "suite", "run", str(path), "-o", str(out), "--no-progress"]
+            second.append(subprocess.run(command, capture_output=True, text=True, timeout=120, env=os.environ))
+
+    outcome = run_suite(suite, out, on_change=changed)
+    assert [p.step for p in outcome.pairs] == ["done", "done"]
+    (result,) = second
+    assert result.returncode != 0
+    assert f"{out} is being written by pid {os.getpid()} (suite run" in result.stderr, result.stderr
+    assert "ran " not in result.stdout and "resumed " not in result.stdout
+    assert attempts(out) == 8 + 4  # the second process sent nothing
+    status = json.loads((out / "suite-status.json").read_text())["pairs"]
+    assert [p["step"] for p in status] == ["done", "done"]

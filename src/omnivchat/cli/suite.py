@@ -54,7 +54,8 @@ def run_command(
 
     Running it again resumes: nothing already done is sent again. A pair that fails (server down, budget
     reached) leaves the others running; it is listed at the end with its reason (exit status 1). A suite
-    directory made by another suite is refused, naming what changed. Pairs on one server share its
+    directory made by another suite is refused, naming what changed. A second `suite run` into the same
+    directory while one runs fails at once, naming it. Pairs on one server share its
     concurrency limit (they run one after another); with budget_usd, pairs run one at a time. Ctrl-C lets the
     steps in flight finish and starts no other; a rerun resumes.
     """

@@ -30,7 +30,7 @@ from omnivchat.errors import Interrupted, OmnivchatError
 from omnivchat.judges import RULE_JUDGE, JudgesConfig, check_judges_priced, load_judges
 from omnivchat.report import build_report
 from omnivchat.routes import Route, Sampling, get_route
-from omnivchat.runs import RetryPolicy, RunSummary, Shard, check_priced, run_cost
+from omnivchat.runs import RetryPolicy, RunSummary, Shard, check_priced, run_cost, run_lock
 from omnivchat.suite._file import Suite, SuiteError, SuiteModel, is_suite_dir, write_or_check_suite_manifest
 
 ENDS = ("done", "failed", "stopped")
@@ -333,7 +333,8 @@ def run_suite(
     """Run every (model, benchmark) pair of ``suite`` into ``out_dir``, resuming what is done. Pairs on one server
     run one after another (its concurrency limit is shared); servers run side by side, except under a budget
     (then one pair at a time, so that the budget holds). A pair that fails is recorded with its reason and the
-    others run on. A changed suite is refused naming what changed (:class:`SuiteChanged`).
+    others run on. A changed suite is refused naming what changed (:class:`SuiteChanged`);
+    a second run on the same ``out_dir`` while this one runs fails at once naming it (:class:`RunLocked`).
 
     ``stop`` set (or Ctrl-C): no pair starts another step; the steps in flight finish (their stores keep every
     attempt), the pairs left are marked stopped, and a rerun resumes them. Ctrl-C then raises
@@ -341,6 +342,13 @@ def run_suite(
     ready = prepare_suite(suite, out_dir, shard=shard, on_change=on_change)
     if stop is not None:
         ready.stop = stop
+    # One suite run per directory: a second would run every pair again beside the first and both would write
+    # suite-status.json. Taken after the checks (nothing written yet), before the manifest.
+    with run_lock(ready.out_dir, "suite run"):
+        return _run_pairs(ready, suite, shard)
+
+
+def _run_pairs(ready: _Suite, suite: Suite, shard: Shard | None) -> SuiteOutcome:
     resumed = write_or_check_suite_manifest(ready.out_dir, suite, shard.label if shard is not None else None)
     pairs = [PairState(m, b) for m in suite.models for b in suite.benchmarks]
     groups: dict[str, list[PairState]] = {}
