@@ -65,6 +65,9 @@ def test_a_changed_suite_is_refused_naming_the_change(suite_dir: Path) -> None:
     assert "holds another suite (suite.models.blind.model: " in result.output
     assert "sim:video-blind" in result.output and "sim:audio-blind" in result.output
     assert attempts(suite_dir / "out") == before
+    with_view = runner.invoke(app, ["suite", "run", str(changed), "-o", str(suite_dir / "out")])
+    assert with_view.exit_code == 2 and "holds another suite" in with_view.output
+    assert "step" not in with_view.output and "┏" not in with_view.output  # no empty view before the refusal
     # More attempts, a budget or another concurrency are not another suite: resumed, nothing sent again.
     faster = suite_dir / "faster.toml"
     text = (suite_dir / "suite.toml").read_text().replace("max_attempts = 1", "max_attempts = 3\nbudget_usd = 9")

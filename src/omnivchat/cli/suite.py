@@ -73,15 +73,17 @@ def run_command(
             if pair not in pairs:
                 pairs.append(pair)
             if live is not None:
+                if not live.is_started:  # shown from the first pair on: a suite refused before has no empty view
+                    live.start()
                 live.update(_view(pairs))
 
-    if live is not None:
-        with live:
-            outcome = run_suite(suite, output, shard=chosen, on_change=changed)
-        if not err_console.is_terminal:  # the view's last frame ends without a newline there
-            err_console.print()
-    else:
+    try:
         outcome = run_suite(suite, output, shard=chosen, on_change=changed)
+    finally:
+        if live is not None and live.is_started:
+            live.stop()
+            if not err_console.is_terminal:  # the view's last frame ends without a newline there
+                err_console.print()
     verb = "resumed" if outcome.resumed else "ran"
     done = sum(p.step == "done" for p in outcome.pairs)
     console.print(
