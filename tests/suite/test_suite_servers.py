@@ -100,3 +100,31 @@ def test_a_judged_suite_asks_the_panel_once(tmp_path: Path) -> None:
     assert json.loads((out / "leaderboard.json").read_text())["panel"] == ["A"]
     example = cells[("healthy", "example")]
     assert example["status"] == "complete" and example["n_scored"] == 8 and example["note"] is None
+
+
+def test_sigterm_stops_a_suite_as_ctrl_c_does_and_a_rerun_finishes_it(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    with LoopbackServer(Behaviour(text="A", latency=0.4, usage=USAGE)) as server:
+        path = served_suite(tmp_path, server.base_url)
+        out = tmp_path / "out"
+        command = [sys.executable, "-m", "omnivchat", "suite", "run", str(path), "-o", str(out), "--no-progress"]
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ)
+        deadline = time.monotonic() + 60
+        while not server.chat_requests and time.monotonic() < deadline:  # the first served pair is sending
+            time.sleep(0.05)
+        child.send_signal(signal.SIGTERM)
+        _, stderr = child.communicate(timeout=60)
+        assert child.returncode == 130, stderr
+        assert "interrupted:" in stderr and "rerun the same command to resume" in stderr
+        status = json.loads((out / "suite-status.json").read_text())["pairs"]
+        assert "stopped" in [p["step"] for p in status]  # what had not started is marked, not lost
+        assert attempts(out) < 3 * 4
+        again = runner.invoke(app, ["suite", "run", str(path), "-o", str(out), "--no-progress"])
+        assert again.exit_code == 0, again.output
+    # Each served item sent once over both commands: nothing answered before the signal was sent again.
+    assert attempts(out) == 3 * 4 and len(server.chat_requests) == 2 * 4

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -99,6 +101,17 @@ class Commands(TyperGroup):
             raise typer.Exit(code=130) from None
         except OmnivchatError as err:
             raise fail(str(err)) from None
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (``kill``, a scheduler ending the job) stops a long command as Ctrl-C does: nothing new starts, what
+    ended is kept, status 130 and a line saying how to resume (by default it would end the process mid-write)."""
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def print_failures(counts: dict[str, int], first: dict[str, str], *, title: str = "failed items by kind") -> None:

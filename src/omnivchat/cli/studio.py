@@ -4,7 +4,6 @@ instance's module-by-module trace)."""
 from __future__ import annotations
 
 import contextlib
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -13,7 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from omnivchat.cli._app import console, err_console, fail
+from omnivchat.cli._app import console, err_console, fail, sigterm_as_ctrl_c
 from omnivchat.cli._options import BudgetOption, ProgressOption
 from omnivchat.cli.studio_import import import_command
 from omnivchat.cli.studio_inspect import inspect_command
@@ -133,7 +132,7 @@ def studio_run_command(
     def on_done(trace: Trace) -> None:
         bar.update(task, advance=1, description=f"synthesizing ({trace.id}: {trace.status})")
 
-    with _sigterm_as_ctrl_c(), bar, _closing(agents):
+    with sigterm_as_ctrl_c(), bar, _closing(agents):
         summary = studio_run(
             configs,
             output,
@@ -200,17 +199,6 @@ def studio_run_command(
         raise typer.Exit(code=3)
     if summary.failed:
         raise typer.Exit(code=1)
-
-
-@contextlib.contextmanager
-def _sigterm_as_ctrl_c() -> Iterator[None]:
-    """SIGTERM (``kill``, a scheduler ending the job) stops a synthesis as Ctrl-C does: nothing new starts, what
-    ended is kept, status 130 and a line saying how to resume (by default it would end the process mid-write)."""
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 @contextlib.contextmanager

@@ -11,7 +11,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.table import Table
 
-from omnivchat.cli._app import console, err_console
+from omnivchat.cli._app import console, err_console, sigterm_as_ctrl_c
 from omnivchat.cli._options import ProgressOption
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def run_command(
     directory made by another suite is refused, naming what changed. A second `suite run` into the same
     directory while one runs fails at once, naming it. Pairs on one server share its
     concurrency limit (they run one after another); with budget_usd, pairs run one at a time. Ctrl-C lets the
-    steps in flight finish and starts no other; a rerun resumes.
+    steps in flight finish and starts no other (SIGTERM too); a rerun resumes.
     """
     from omnivchat.runs import Shard
     from omnivchat.suite import load_suite, run_suite
@@ -78,7 +78,8 @@ def run_command(
                 live.update(_view(pairs))
 
     try:
-        outcome = run_suite(suite, output, shard=chosen, on_change=changed)
+        with sigterm_as_ctrl_c():
+            outcome = run_suite(suite, output, shard=chosen, on_change=changed)
     finally:
         if live is not None and live.is_started:
             live.stop()
