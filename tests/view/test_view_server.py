@@ -226,6 +226,8 @@ def test_the_command_exports_static_files(native_run: Path, tmp_path: Path) -> N
     (tmp_path / "taken" / "notes.txt").write_text("mine")
     refused = CliRunner().invoke(app, ["view", str(native_run), "--export", str(tmp_path / "taken")])
     assert refused.exit_code == 2 and "not empty" in refused.output
+    inside = CliRunner().invoke(app, ["view", str(native_run), "--export", str(native_run / "viewer")])
+    assert inside.exit_code == 2 and "is inside the run" in inside.output and not (native_run / "viewer").exists()
 
 
 def test_a_spoken_reply_is_served_with_range(spoken_run: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from omnivchat._files import check_output_dir, write_text_atomic
+from omnivchat._files import OutputError, check_output_dir, write_text_atomic
 from omnivchat.view._app import Viewer, static_files
 from omnivchat.view._server import open_runs
 
@@ -42,6 +42,9 @@ def export_viewer(run_dirs: Sequence[str | Path], out: str | Path) -> Written:
     """Write the viewer of ``run_dirs`` into the new (or empty, or an earlier export's) directory ``out``."""
     out = Path(out)
     check_output_dir(out, ours=lambda p: (p / "data" / _MARK).is_file(), kind="a viewer export")
+    for run_dir in run_dirs:  # a run directory holds what its commands wrote, nothing else
+        if Path(run_dir).resolve() in (out.resolve(), *out.resolve().parents):
+            raise OutputError(f"{out} is inside the run {run_dir}; export the viewer to a folder outside it")
     viewer = Viewer(open_runs(run_dirs))
     static = static_files()
     page = static["index.html"].decode("utf-8").replace("<!--DATA-->", '<script src="data/runs.js"></script>\n')
