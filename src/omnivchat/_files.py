@@ -321,7 +321,8 @@ def validation_problem(err: ValidationError) -> str:
     first = problems[0]
     where = ".".join(str(part) for part in first.get("loc", ())) or "the top level"
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-    return " ".join(f"{where}: {first.get('msg', 'invalid')}{more}".split())
+    message = str(first.get("msg", "invalid")).removeprefix("Value error, ")  # pydantic's prefix says nothing
+    return " ".join(f"{where}: {message}{more}".split())
 
 
 def validate_file(model: type[M], data: Any, path: Path, what: str, *, error: type[Exception] = InputError) -> M:

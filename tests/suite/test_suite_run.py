@@ -121,6 +121,8 @@ def test_an_unreachable_model_fails_alone_and_is_named(tmp_path: Path) -> None:
         ('[models]\n"../up" = "sim:healthy"\n[benchmarks.b]\nbenchmark = "byo"\ndata = "x"\n', "is not a usable name"),
         ('[models]\nm = "sim:healthy"\n[benchmarks.b]\nbenchmark = "byo"\ndata = "x"\n[judges]\npanel = "strict"\n',
          "judges.panel 'strict' needs judges.file"),
+        ('[models.c]\nmodel = "cascade:c.toml"\nthinking = true\ntimeout_s = 5\n[benchmarks.b]\nbenchmark = "byo"\n'
+         'data = "x"\n', "models.c: thinking, timeout_s cannot be set for a cascade: each stage's"),
     ],
 )  # fmt: skip
 def test_a_malformed_suite_is_one_line_naming_file_and_key(tmp_path: Path, text: str, named: str) -> None:

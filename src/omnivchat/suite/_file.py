@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from omnivchat._canonical import canonical_json
 from omnivchat._files import FileModel, loads_toml, read_model, read_text, validation_problem, write_model
@@ -33,6 +33,17 @@ class SuiteModel(ModelSpec):
     with the requests it may have in flight at most (``concurrency``: shared by every pair on its server)."""
 
     concurrency: int | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _cascade_takes_its_settings_from_its_file(self) -> SuiteModel:
+        # A cascade's stages name their servers, keys and settings in its FILE: what it would ignore is refused.
+        ignored = sorted(self.model_fields_set - {"model", "temperature", "max_tokens", "concurrency"})
+        if self.model.startswith("cascade:") and ignored:
+            raise ValueError(
+                f"{', '.join(ignored)} cannot be set for a cascade: each stage's base_url, key and settings go in "
+                f"{self.model.removeprefix('cascade:')}"
+            )
+        return self
 
 
 class SuiteBenchmark(BaseModel):
