@@ -96,6 +96,31 @@ def test_a_run_that_would_send_is_refused_an_option_its_benchmark_does_not_take(
     assert runner.invoke(app, ["score", str(run_dir), "--asr-wer", "0.1"], env=WIDE).exit_code == 0
 
 
+def test_media_and_tasks_given_to_a_benchmark_that_does_not_read_them_are_refused(
+    byo_data: Path, tmp_path: Path
+) -> None:
+    from suite_factory import EXAMPLE
+
+    run_dir = tmp_path / "run"
+    with LoopbackServer(Behaviour(text="red")) as server:
+        native = runner.invoke(
+            app, _eval("omnivchat", EXAMPLE, run_dir, server, "--tasks", "AOR", "--media", str(tmp_path)), env=WIDE
+        )
+        byo = runner.invoke(app, _eval("byo", byo_data, run_dir, server, "--media", str(tmp_path)), env=WIDE)
+        grid = runner.invoke(
+            app,
+            ["ablate", "--bench", str(EXAMPLE), "--model", "sim:healthy", "-o", str(tmp_path / "grid"),
+             "--media", str(tmp_path), "--no-progress"],
+            env=WIDE,
+        )  # fmt: skip
+        assert server.count == 0
+    assert native.exit_code != 0 and byo.exit_code != 0 and grid.exit_code != 0
+    assert "the omnivchat benchmark does not take --media, --tasks (eval): it reads --data" in _line(native.output)
+    assert "the byo benchmark does not take --media (eval): it reads --data, --tasks" in _line(byo.output)
+    assert "the omnivchat benchmark does not take --media (eval)" in _line(grid.output)
+    assert not run_dir.exists() and not (tmp_path / "grid").exists()
+
+
 def test_a_wrong_typed_option_is_refused_naming_the_option_and_what_is_taken(tmp_path: Path) -> None:
     with pytest.raises(BenchmarkOptionError) as err:
         HF.load(Source(data=tmp_path / "nowhere", options={"split": 3}))  # refused before the data is looked for

@@ -37,6 +37,7 @@ from omnivchat.benchmarks._options import (
     OptionsModel,
     OwnOptions,
     check_options,
+    check_source,
     read_options,
 )
 from omnivchat.benchmarks._protocol import (
@@ -52,6 +53,7 @@ from omnivchat.benchmarks._protocol import (
     JudgeOutcome,
     MediaRoots,
     OtherDirectories,
+    ReadsSource,
     RunOptions,
     ScoreOptions,
     ScoreReport,
@@ -101,6 +103,7 @@ __all__ = [
     "OptionsModel",
     "OtherDirectories",
     "OwnOptions",
+    "ReadsSource",
     "RunOptions",
     "ScoreOptions",
     "ScoreReport",
@@ -119,6 +122,7 @@ __all__ = [
     "benchmark_of",
     "byo",
     "check_options",
+    "check_source",
     "dailyomni",
     "estimate",
     "evaluate",

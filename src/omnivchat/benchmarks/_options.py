@@ -10,6 +10,7 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from omnivchat.benchmarks._protocol import ReadsSource, Source
 from omnivchat.errors import OmnivchatError
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "OwnOptions",
     "Phase",
     "check_options",
+    "check_source",
     "read_options",
 ]
 
@@ -93,3 +95,19 @@ def read_options(benchmark: object, phase: Phase, given: Mapping[str, Any], mode
     if not isinstance(checked, model):  # a benchmark reading a model it does not declare for the phase
         raise TypeError(f"{type(checked).__name__} is not {model.__name__}")
     return checked
+
+
+_SOURCE_FLAGS = {"media": "--media", "tasks": "--tasks"}
+
+
+def check_source(benchmark: object, source: Source) -> None:
+    """Refuse the shared source fields given to a benchmark that declares it does not read them
+    (:class:`ReadsSource`): one line naming the benchmark and the flags, before anything is sent or written."""
+    if not isinstance(benchmark, ReadsSource):
+        return
+    ignored = [f for f in _SOURCE_FLAGS if getattr(source, f) is not None and f not in benchmark.reads_source]
+    if ignored:
+        name = str(getattr(benchmark, "name", type(benchmark).__name__))
+        reads = ", ".join(["--data", *(_SOURCE_FLAGS[f] for f in _SOURCE_FLAGS if f in benchmark.reads_source)])
+        flags = ", ".join(_SOURCE_FLAGS[f] for f in ignored)
+        raise BenchmarkOptionError(f"the {name} benchmark does not take {flags} (eval): it reads {reads}")

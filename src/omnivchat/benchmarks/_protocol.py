@@ -267,6 +267,15 @@ class MediaRoots(Protocol):
     takes_media_roots: Literal[True]
 
 
+@runtime_checkable
+class ReadsSource(Protocol):
+    """A benchmark that reads only some of the shared :class:`Source` fields beside ``data`` (``media``: --media,
+    ``tasks``: --tasks): one it does not read, given, is refused rather than silently ignored. A benchmark
+    without it reads both."""
+
+    reads_source: frozenset[str]
+
+
 @dataclass
 class Declared:
     """The items a run declared, by task (store kind): their keys, or how many there are (a run whose manifest

@@ -318,6 +318,8 @@ class ByoBench:
     """Its scores read a spoken reply's ASR transcript (eval --reply-audio; :mod:`omnivchat.benchmarks._spoken`)."""
     takes_media_roots: Literal[True] = True
     """Its items' media stay in the data's folder unless ``Source.media_roots`` (--media-root) allows another."""
+    reads_source: frozenset[str] = frozenset({"tasks"})
+    """--tasks, not --media (:class:`omnivchat.benchmarks.ReadsSource`): its media paths are relative to the file."""
     option_models: Mapping[Phase, type[BaseModel]] = MappingProxyType({"score": SpokenScoreOptions})
     """Its own options (:class:`omnivchat.benchmarks.OwnOptions`): ``score --asr``, ``--asr-wer``."""
 

@@ -20,6 +20,7 @@ from omnivchat.benchmarks import (
     ScoreSummary,
     Source,
     check_options,
+    check_source,
     evaluate,
     get_benchmark,
     save_scores,
@@ -301,6 +302,7 @@ def prepare_suite(
             options=dict(entry.options),
         )
         check_options(benchmark, "load", source.options)
+        check_source(benchmark, source)
         dataset = benchmark.load(source)
         if entry.ablate:  # the grid's tasks are checked before anything is sent
             try:

@@ -56,6 +56,9 @@ class OmniVChatBench:
     )
     """Its own options (:class:`omnivchat.benchmarks.OwnOptions`): ``judge --style-judge``, ``--style-prompt``,
     ``--aliases``; ``score --style-judge``, ``--delivered-only``."""
+    reads_source: frozenset[str] = frozenset()
+    """Neither --media nor --tasks (:class:`omnivchat.benchmarks.ReadsSource`): a bench directory holds its clips,
+    and its instances are the run's items."""
 
     def chance(self, task: str) -> float:
         return 0.0  # a guess meets no rubric tier
