@@ -109,6 +109,10 @@ def test_every_benchmark_exports_the_one_schema(kind: str, benchmark: str, data_
         port = str(server.port)
     whole = runner.invoke(app, ["export", str(out), "-o", str(tmp_path / "whole.json")])
     assert whole.exit_code == 0, whole.output
+    if kind != "socialomni":  # a judging directory is SocialOmni's: refused, never silently ignored
+        judging = runner.invoke(app, ["export", str(out), "-o", str(tmp_path / "j.json"), "--judging", str(tmp_path)])
+        assert judging.exit_code == 2 and not (tmp_path / "j.json").exists()
+        assert f"the {benchmark} benchmark does not take --judging (export)" in " ".join(judging.output.split())
     for name, status in (("partial.json", "incomplete"), ("whole.json", "complete")):
         text = (tmp_path / name).read_text()
         data = json.loads(text)

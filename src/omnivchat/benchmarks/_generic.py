@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import Field
 
 from omnivchat._files import FileModel, InputError, read_model, validate_file
+from omnivchat.benchmarks._options import BenchmarkOptionError
 from omnivchat.benchmarks._protocol import (
     Declared,
     DeclaresItems,
@@ -111,6 +112,8 @@ def export(run_dir: Path, *, judging: Path | None = None, allow_incomplete: bool
     ``allow_incomplete`` (``judging``: a separate judging directory, for a benchmark that keeps one)."""
     run_dir = Path(run_dir)
     benchmark = benchmark_of(run_dir)
+    if judging is not None and not isinstance(benchmark, OtherDirectories):  # refused, never silently ignored
+        raise BenchmarkOptionError(f"the {benchmark.name} benchmark does not take --judging (export): it keeps none")
     declared = _declared(benchmark, run_dir)
     extras = benchmark.export_extras(run_dir, judging) if isinstance(benchmark, ExportsMore) else ExportExtras()
     return _export(run_dir, declared, extras, allow_incomplete=allow_incomplete)
