@@ -305,3 +305,41 @@ def test_a_damaged_or_busy_shard_is_one_error_line(shards: list[Path], tmp_path:
     assert damaged.exit_code == 2, damaged.output
     assert len(damaged.output.strip().splitlines()) == 1 and str(shards[1]) in damaged.output
     assert not (tmp_path / "merged").exists() and not any(p.name.startswith(".merged") for p in tmp_path.iterdir())
+
+
+def test_shards_judged_before_the_merge_keep_their_verdicts_in_the_merged_run(
+    shards: list[Path], tmp_path: Path
+) -> None:
+    """Each shard judged by an LLM panel on its own machine, then merged: the merged run holds every verdict (a
+    judge pass on it sends nothing) and scores as the unsharded run judged by the same panel."""
+    from omnivchat.testing import Behaviour, LoopbackServer, message_text
+
+    def verdicts(request: dict[str, Any]) -> Behaviour:  # judge A meets every tier, judge B the gate only
+        if "checklist of 7" in message_text(request):
+            return Behaviour(text='{"hits": [1, 2, 3, 4, 5, 6, 7], "reasoning": "fine"}')
+        hits = [1, 2, 3] if request["model"] == "judge-a" else [1]
+        return Behaviour(text=json.dumps({"hits": hits, "reasoning": "checked"}))
+
+    with LoopbackServer(rules=verdicts) as server:
+        judges = tmp_path / "judges.json"
+        entries = [{"name": n, "model": f"judge-{n.lower()}", "base_url": server.base_url} for n in ("A", "B")]
+        judges.write_text(json.dumps({"judges": entries, "panels": {"default": ["A", "B"]}}))
+        panel = ("--judges", str(judges), "--panel", "default", "--style-judge", "A", "--no-progress")
+        assert native(tmp_path / "whole").exit_code == 0
+        for run_dir in [*shards, tmp_path / "whole"]:
+            judged = run("judge", str(run_dir), *panel)
+            assert judged.exit_code == 0, judged.output
+        sent = server.count
+        assert sent == 2 * 3 * 8  # each of the 8 replies judged by A, B and for style, on the shards and on whole
+        assert merge(*shards, out=tmp_path / "merged").exit_code == 0
+        again = run("judge", str(tmp_path / "merged"), *panel)
+        assert again.exit_code == 0, again.output
+        assert server.count == sent  # every verdict came with the shards
+    scored = {}
+    for name in ("whole", "merged"):
+        result = run("score", str(tmp_path / name), *panel[:-1])
+        assert result.exit_code == 0, result.output
+        scores = json.loads((tmp_path / name / "scores.json").read_text())
+        assert scores["complete"] is True
+        scored[name] = scores["metrics"]["table1"]
+    assert scored["merged"] == scored["whole"] and scored["whole"]["n_scored"] == 8
