@@ -8,6 +8,7 @@ Frames are drawn with Pillow and streamed into ffmpeg; speech comes from espeak-
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import json
 import math
@@ -193,9 +194,19 @@ def _fade_out(samples: np.ndarray, seconds: float = 0.025) -> np.ndarray:
     return out
 
 
-def _speak_line(index: int, line: SpeechLine, speaker_order: list[str]) -> _Line:
+@functools.lru_cache(maxsize=64)
+def _utterance(text: str, voice: str, rate: int, pitch: int, pitch_range: int, volume: int) -> Any:
+    """``speak`` remembered within this process: a script is timed (``speech_timing``) and then rendered, and a
+    repair renders it again, each time with the same lines; speech is deterministic, so each line is synthesised
+    once. The samples are made read-only: every use copies them."""
     from omnivchat.synth._tts import speak
 
+    utt = speak(text, voice=voice, rate=rate, pitch=pitch, pitch_range=pitch_range, volume=volume)
+    utt.samples.setflags(write=False)
+    return utt
+
+
+def _speak_line(index: int, line: SpeechLine, speaker_order: list[str]) -> _Line:
     rate, pitch, pitch_range, volume = _STYLES[line.style]
     rate = line.rate if line.rate is not None else (rate - 10 if line.language == "zh" else rate)
     pitch = line.pitch if line.pitch is not None else pitch
@@ -206,7 +217,7 @@ def _speak_line(index: int, line: SpeechLine, speaker_order: list[str]) -> _Line
     offset = 0
     for seg_text, pause in _segments(line.text):
         if seg_text:
-            utt = speak(seg_text, voice=voice, rate=rate, pitch=pitch, pitch_range=pitch_range, volume=volume)
+            utt = _utterance(seg_text, voice, rate, pitch, pitch_range, volume)
             parts.append(_fade_out(utt.samples))
             for w in utt.words:
                 words.append(

@@ -42,10 +42,11 @@ def _look(ins: _Inspection) -> None:
     uniform = [ins.frames[t] for t in ins.uniform]
     masks = [_lit_mask(ins, t) for t in ins.uniform]
     top = _brightest(uniform, masks)
-    ins.uniform_frames = sum(float(_luma(f).std()) < _UNIFORM_STD for f in uniform)
+    lumas = [_luma(f) for f in uniform]  # computed once: the blank check and the brightness both read them
+    ins.uniform_frames = sum(float(lu.std()) < _UNIFORM_STD for lu in lumas)
     # Colours are read relative to the brightest lit thing; a blank picture has nothing to calibrate against.
     ins.light = 1.0 if ins.uniform_frames == len(uniform) else min(1.0, max(0.2, top / 255.0))
-    _brightness(ins, uniform, masks, top)
+    _brightness(ins, lumas, masks, top)
     _backdrop_and_cuts(ins, uniform)
     _objects(ins)
     _placards(ins)
@@ -54,8 +55,7 @@ def _look(ins: _Inspection) -> None:
     _camera_tag(ins)
 
 
-def _brightness(ins: _Inspection, frames: list[Frame], masks: list[NDArray[np.bool_]], top: float) -> None:
-    lumas = [_luma(f) for f in frames]
+def _brightness(ins: _Inspection, lumas: list[NDArray[np.float32]], masks: list[NDArray[np.bool_]], top: float) -> None:
     means = [float(lu[m].mean()) if m.any() else float(lu.mean()) for lu, m in zip(lumas, masks, strict=True)]
     ins.brightness = {
         "mean_luma": round(float(np.mean(means)), 1),

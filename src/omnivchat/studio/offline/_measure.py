@@ -145,8 +145,11 @@ def _changed(a: Frame, b: Frame, box: Box | None = None) -> int:
             return 0
     else:
         ra, rb = a.reshape(-1, 3), b.reshape(-1, 3)
-    diff = np.abs(ra.astype(np.int16) - rb.astype(np.int16)).max(axis=1)
-    return int((diff > _PIXEL_CHANGE).sum())
+    # |a - b| per channel in uint8 (larger minus smaller: no overflow), then the largest of the three channels as
+    # two element-wise maxima: a reduction over an axis of length 3 (``.max(axis=1)``) is many times slower.
+    diff = np.maximum(ra, rb) - np.minimum(ra, rb)
+    largest = np.maximum(np.maximum(diff[:, 0], diff[:, 1]), diff[:, 2])
+    return int(np.count_nonzero(largest > _PIXEL_CHANGE))
 
 
 def _luma(frame: Frame) -> NDArray[np.float32]:
