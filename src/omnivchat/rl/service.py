@@ -631,18 +631,20 @@ class RewardService:
                 return self._memory[key], ""
             store.add_request(key, label, route.model_id, route.endpoint, prepared.description)
         assert grader.limiter is not None
+        parsed: list[int] | None = None
 
         def accept(response: ChatResponse) -> str | None:
-            return None if task.parse(item_id, response.text) is not None else task.unparseable
+            nonlocal parsed  # the verdict is parsed once, here: the answer accepted is the last one seen
+            parsed = task.parse(item_id, response.text)
+            return None if parsed is not None else task.unparseable
 
         hooks = _CacheAttempts(store, key, item_id, tally)
         sent = await send_with_retries(
             route, prepared, self.retry, limiter=grader.limiter, slots=(self._slots,), accept=accept, hooks=hooks
         )
         if sent.response is not None:
-            hits = task.parse(item_id, sent.response.text)
-            assert hits is not None  # accepted: it parses
-            self._memory[key] = tuple(hits)
+            assert parsed is not None  # accepted: it parsed
+            self._memory[key] = tuple(parsed)
             return self._memory[key], ""
         assert sent.error is not None
         tally.failures += 1
