@@ -320,6 +320,7 @@ class RewardService:
                 min(concurrency, spec.max_concurrency) if "max_concurrency" in spec.model_fields_set else concurrency
             )
             self._graders[name] = _Grader(name, spec, judge_route(spec), AdaptiveLimiter(bound))
+        self._concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
 
         self.log_path = None if log_path is None else check_output_file(Path(log_path), force=True)
@@ -440,9 +441,12 @@ class RewardService:
             if empty[i]:
                 continue  # an empty reply scores r = 0 (and s = 0 where style is graded) without a grader
             for member in self.members:
-                asks.append((i, "rubric", self._verdict(self._graders[member], "rubric", completion, tally)))
+                later = len(asks) >= self._concurrency
+                asks.append((i, "rubric", self._verdict(self._graders[member], "rubric", completion, tally, later)))
             if self.style_judge is not None:
-                asks.append((i, "style", self._verdict(self._graders[self.style_judge], "style", completion, tally)))
+                later = len(asks) >= self._concurrency
+                grader = self._graders[self.style_judge]
+                asks.append((i, "style", self._verdict(grader, "style", completion, tally, later)))
         verdicts = await asyncio.gather(*(coro for _, _, coro in asks))
 
         rubric: dict[int, list[Verdict]] = {}
@@ -540,12 +544,21 @@ class RewardService:
 
     # ------------------------------------------------------------------------------------------- verdicts
 
-    async def _verdict(self, grader: _Grader, kind: str, completion: Completion, tally: RewardStats) -> Verdict:
-        """One grader's verdict on one reply: from a cache, from an identical request in flight, or asked."""
+    async def _verdict(
+        self, grader: _Grader, kind: str, completion: Completion, tally: RewardStats, later: bool = False
+    ) -> Verdict:
+        """One grader's verdict on one reply: from a cache, from an identical request in flight, or asked.
+
+        ``later``: the verdict is past the first ``concurrency`` of its batch, so it cannot be sent before one of
+        those is answered; it is built (and recorded in the cache) one loop turn later, after the first ones have
+        been written to their connections, rather than before them: the first wave leaves at once and the rest is
+        built while it is in flight."""
         instance, reply = completion.instance, completion.reply
         label = f"{kind}:{grader.name}"
         if grader.spec is None or grader.route is None:
             return self._rule(instance, reply, tally)
+        if later:
+            await asyncio.sleep(0)
         spec, route = grader.spec, grader.route
         task = (
             _rubric_task(instance, reply, self.policy_model, self._aliases, self._prompts)
@@ -631,18 +644,20 @@ class RewardService:
                 return self._memory[key], ""
             store.add_request(key, label, route.model_id, route.endpoint, prepared.description)
         assert grader.limiter is not None
+        parsed: list[int] | None = None
 
         def accept(response: ChatResponse) -> str | None:
-            return None if task.parse(item_id, response.text) is not None else task.unparseable
+            nonlocal parsed  # the verdict is parsed once, here: the answer accepted is the last one seen
+            parsed = task.parse(item_id, response.text)
+            return None if parsed is not None else task.unparseable
 
         hooks = _CacheAttempts(store, key, item_id, tally)
         sent = await send_with_retries(
             route, prepared, self.retry, limiter=grader.limiter, slots=(self._slots,), accept=accept, hooks=hooks
         )
         if sent.response is not None:
-            hits = task.parse(item_id, sent.response.text)
-            assert hits is not None  # accepted: it parses
-            self._memory[key] = tuple(hits)
+            assert parsed is not None  # accepted: it parsed
+            self._memory[key] = tuple(parsed)
             return self._memory[key], ""
         assert sent.error is not None
         tally.failures += 1
