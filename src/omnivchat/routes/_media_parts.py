@@ -53,6 +53,14 @@ class StreamedBody:
     pieces: tuple[bytes | _Media, ...]
     size: int
 
+    @property
+    def whole(self) -> bytes | None:
+        """The body as one bytes object when it holds no media file (a text request): sent as is, which costs
+        aiohttp less than a stream; None when media are streamed."""
+        if all(isinstance(piece, bytes) for piece in self.pieces):
+            return b"".join(piece for piece in self.pieces if isinstance(piece, bytes))
+        return None
+
     async def chunks(self) -> AsyncIterator[bytes]:
         for piece in self.pieces:
             if isinstance(piece, bytes):

@@ -288,7 +288,9 @@ class OpenAIRoute:
         started = time.perf_counter()
         timeout = aiohttp.ClientTimeout(total=self.settings.timeout_s)
         try:
-            async with session.post(url, data=body.chunks(), headers=headers, timeout=timeout) as response:
+            whole = body.whole
+            data = body.chunks() if whole is None else whole
+            async with session.post(url, data=data, headers=headers, timeout=timeout) as response:
                 if response.status != 200:
                     raise await self._http_error(response)
                 if self.settings.stream:
