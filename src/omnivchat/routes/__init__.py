@@ -22,6 +22,7 @@ from omnivchat.routes._defaults import (
     describe_delivery,
     resolve_settings,
 )
+from omnivchat.routes._media_parts import clip_sha256
 from omnivchat.routes._redact import Redactor, redact
 from omnivchat.routes._registry import get_route
 from omnivchat.routes._replicas import ReplicaError, ReplicaPolicy, ReplicaSpec, check_replica_url, load_endpoints
@@ -90,6 +91,7 @@ __all__ = [
     "attempt_cost",
     "backoff_delay",
     "check_replica_url",
+    "clip_sha256",
     "describe_delivery",
     "estimate_prepared",
     "get_route",

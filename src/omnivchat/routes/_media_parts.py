@@ -92,7 +92,7 @@ class MediaStore:
     """What preparing found of a file (its media.MediaInfo), so that a cost estimate need not probe it again."""
 
     def add_file(self, path: Path, mime: str) -> str:
-        digest = _sha256(*_identity(path))
+        digest = clip_sha256(path)
         self.files[digest] = (path, mime)
         return digest
 
@@ -153,6 +153,13 @@ def _identity(path: Path) -> tuple[str, int, int, int]:
 def _sha256(path: str, inode: int, size: int, mtime_ns: int) -> str:
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def clip_sha256(path: Path) -> str:
+    """sha256 hex digest of a clip's bytes, worked out once per process for the file as it is now (a file rewritten
+    gets a new size or modification time, so a new hash): the run manifest's clip hashes and the requests' media
+    placeholders share it, so each clip of an eval is read and hashed once."""
+    return _sha256(*_identity(path))
 
 
 @functools.lru_cache(maxsize=4096)

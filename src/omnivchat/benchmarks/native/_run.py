@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from omnivchat._blocking import blocking
-from omnivchat._canonical import sha256_file, sha256_json, sha256_text
+from omnivchat._canonical import sha256_json, sha256_text
 from omnivchat.bench import Bench, Instance, Turn
 from omnivchat.benchmarks.native._files import NATIVE_BENCHMARK, BenchIdentity, RunManifest
 from omnivchat.prompts import prompt_label
-from omnivchat.routes import ChatRequest, HistoryTurn, RetryPolicy, Route, Sampling, SimOracle
+from omnivchat.routes import ChatRequest, HistoryTurn, RetryPolicy, Route, Sampling, SimOracle, clip_sha256
 from omnivchat.runs import (
     CANDIDATE,
     PROTOCOL,
@@ -32,12 +33,18 @@ from omnivchat.runs import (
 
 def bench_identity(bench: Bench, instances: list[Instance]) -> BenchIdentity:
     """Hashes of the instances used and of every clip they reference."""
-    clips: dict[str, str] = {}
+    paths: dict[str, Path] = {}
     for instance in instances:
         for turn in instance.turns:
-            if turn.video not in clips:
-                path = bench.media_path(turn)
-                clips[turn.video] = sha256_file(path) if path.is_file() else "missing"
+            if turn.video not in paths:
+                paths[turn.video] = bench.media_path(turn)
+
+    def digest(path: Path) -> str:
+        return clip_sha256(path) if path.is_file() else "missing"
+
+    # On threads (hashing releases the GIL), and remembered for the run's requests, which hash the same clips.
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        clips = dict(zip(paths, pool.map(digest, paths.values()), strict=True))
     rows = [json.loads(i.model_dump_json()) for i in instances]
     return BenchIdentity(
         name=bench.info.name,
