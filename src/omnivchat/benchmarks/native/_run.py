@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -33,18 +32,14 @@ from omnivchat.runs import (
 
 def bench_identity(bench: Bench, instances: list[Instance]) -> BenchIdentity:
     """Hashes of the instances used and of every clip they reference."""
-    paths: dict[str, Path] = {}
+    clips: dict[str, str] = {}
     for instance in instances:
         for turn in instance.turns:
-            if turn.video not in paths:
-                paths[turn.video] = bench.media_path(turn)
-
-    def digest(path: Path) -> str:
-        return clip_sha256(path) if path.is_file() else "missing"
-
-    # On threads (hashing releases the GIL), and remembered for the run's requests, which hash the same clips.
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        clips = dict(zip(paths, pool.map(digest, paths.values()), strict=True))
+            if turn.video not in clips:
+                path = bench.media_path(turn)
+                # Remembered for the run's requests, which hash the same clips (one thread: small clips hashed on a
+                # pool cost more in hand-offs than they gain, measured at 2000 clips of 30 kB).
+                clips[turn.video] = clip_sha256(path) if path.is_file() else "missing"
     rows = [json.loads(i.model_dump_json()) for i in instances]
     return BenchIdentity(
         name=bench.info.name,
