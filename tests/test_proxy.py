@@ -91,3 +91,39 @@ def test_judges_use_the_proxy_and_candidates_go_direct(small_bench, tmp_path, pr
         result = runner.invoke(app, [*args, "-o", str(trusted), "--trust-env", "--no-progress"])
         assert result.exit_code == 0, result.output
         assert proxy.seen.count("POST /v1/chat/completions") == 8  # --trust-env: the model too
+
+
+def test_a_netrc_entry_never_meets_a_judge_key_and_without_a_key_it_is_sent(small_bench, tmp_path, monkeypatch):
+    """trust_env reads the netrc file as aiohttp does, but a judge with a key sends only its key: aiohttp would raise
+    on the two together (a traceback where a verdict was due). Without a key, the host's netrc login is sent."""
+    import base64
+    import secrets
+
+    for var in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    login, password = "lab", secrets.token_hex(8)  # made at run time: no credential-like string in the source
+    netrc = tmp_path / "netrc"
+    netrc.write_text(f"machine 127.0.0.1 login {login} password {password}\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    key = "sk-" + secrets.token_hex(16)
+    monkeypatch.setenv("JUDGE_KEY", key)
+    verdict = '{"hits": [1], "reasoning": "gate"}'
+    with LoopbackServer(default=Behaviour(text=verdict)) as server:
+        run_dir = tmp_path / "run"
+        args = ["eval", "--bench", str(small_bench.root), "--model", "omni", "--base-url", server.base_url]
+        assert runner.invoke(app, [*args, "-o", str(run_dir), "--no-progress"]).exit_code == 0
+        judges = tmp_path / "judges.json"
+        entries = [
+            {"name": "keyed", "model": "judge-a", "base_url": server.base_url, "api_key_env": "JUDGE_KEY"},
+            {"name": "open", "model": "judge-b", "base_url": server.base_url},
+        ]
+        judges.write_text(json.dumps({"judges": entries}))
+        for judge in ("keyed", "open"):
+            result = runner.invoke(
+                app, ["judge", str(run_dir), "--judges", str(judges), "--only-judge", judge, "--no-progress"]
+            )
+            assert result.exit_code == 0, result.output
+        sent = [r.headers.get("Authorization") for r in server.chat_requests[4:]]
+    basic = "Basic " + base64.b64encode(f"{login}:{password}".encode()).decode()
+    assert sent == [f"Bearer {key}"] * 4 + [basic] * 4
