@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import json
 import time
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from omnivchat._canonical import sha256_json
@@ -89,7 +89,7 @@ class OpenAIRoute:
         self._api_key = api_key
         self._redactor = Redactor(api_key)
         self._session: Any = None
-        self._environment: dict[str, dict[str, Any]] = {}  # URL -> what trust_env adds to a request to it
+        self._environment: dict[str, _Trusted] = {}  # URL -> what trust_env adds to a request to it
         self._failed_on: dict[str, str] = {}  # request key -> the replica its last attempt failed on
 
     @property
@@ -202,12 +202,12 @@ class OpenAIRoute:
             self._session = aiohttp.ClientSession(connector=connector)
         return self._session
 
-    async def _from_environment(self, url: str) -> dict[str, Any]:
+    async def _from_environment(self, url: str) -> _Trusted:
         """What ``trust_env`` adds to a request to ``url``: the HTTP(S)_PROXY that NO_PROXY does not bypass, with
         its credentials, and, for a route that sends no key, the host's netrc credentials (a key is never combined
         with them). Looked up on the first request to the URL, kept for the route's life; nothing without it."""
         if not self.trust_env:
-            return {}
+            return _Trusted({}, {})
         if url not in self._environment:
             self._environment[url] = await asyncio.to_thread(_trusted_environment, url, self._api_key is None)
         return self._environment[url]
@@ -278,7 +278,8 @@ class OpenAIRoute:
         probe = _join(replica.url, "/models")
         extra = await self._from_environment(probe)
         try:
-            async with session.get(probe, headers=headers, timeout=timeout, **extra) as response:
+            headers.update(extra.headers)
+            async with session.get(probe, headers=headers, timeout=timeout, **extra.proxy) as response:
                 return bool(response.status < 500)
         except (aiohttp.ClientError, OSError, TimeoutError):
             return False
@@ -308,7 +309,8 @@ class OpenAIRoute:
         try:
             whole = body.whole
             data = body.chunks() if whole is None else whole
-            async with session.post(url, data=data, headers=headers, timeout=timeout, **extra) as response:
+            headers.update(extra.headers)
+            async with session.post(url, data=data, headers=headers, timeout=timeout, **extra.proxy) as response:
                 if response.status != 200:
                     raise await self._http_error(response)
                 if self.settings.stream:
@@ -458,20 +460,25 @@ class OpenAIRoute:
             self._session = None
 
 
-def _trusted_environment(url: str, netrc: bool) -> dict[str, Any]:
+class _Trusted(NamedTuple):
+    headers: dict[str, str]  # the netrc login, as an Authorization header
+    proxy: dict[str, Any]  # proxy= and proxy_auth= of the request
+
+
+def _trusted_environment(url: str, netrc: bool) -> _Trusted:
     """The proxy (and its credentials) the environment gives a request to ``url``, and with ``netrc`` the host's
     netrc credentials, as aiohttp's ``trust_env`` finds them (it reads files: call it off the event loop)."""
     from aiohttp.helpers import basicauth_from_netrc, get_env_proxy_for_url, netrc_from_env
     from yarl import URL
 
     parsed = URL(url)
-    extra: dict[str, Any] = {}
+    found = _Trusted({}, {})
     if netrc and parsed.host is not None:
         with contextlib.suppress(LookupError):
-            extra["auth"] = basicauth_from_netrc(netrc_from_env(), parsed.host)
+            found.headers["Authorization"] = basicauth_from_netrc(netrc_from_env(), parsed.host).encode()
     with contextlib.suppress(LookupError):
-        extra["proxy"], extra["proxy_auth"] = get_env_proxy_for_url(parsed)
-    return extra
+        found.proxy["proxy"], found.proxy["proxy_auth"] = get_env_proxy_for_url(parsed)
+    return found
 
 
 def _text(value: Any) -> str:
