@@ -65,6 +65,28 @@ def test_perception_of_received_media(clips):
     assert answer("sim:healthy", clips["audio_only"])[1].video is False  # black frames
 
 
+def test_a_clip_rewritten_in_place_is_perceived_anew(clips, tmp_path):
+    """Perception is remembered per file as it is now: the same path rewritten (a blanked picture, then a corrupt
+    file) is perceived again, and a clip that cannot be read still fails its request alone."""
+    import os
+    import shutil
+
+    clip = tmp_path / "clip.mp4"
+    shutil.copy(clips["both"], clip)
+    assert answer("sim:healthy", clip)[1].video is True
+    shutil.copy(clips["audio_only"], clip)
+    os.utime(clip, ns=(clip.stat().st_atime_ns, clip.stat().st_mtime_ns + 1_000_000))  # a coarse clock aside
+    assert answer("sim:healthy", clip)[1].video is False
+    clip.write_bytes(b"not a video")
+    with pytest.raises(RouteError) as err:
+        answer("sim:healthy", clip)
+    assert err.value.kind == "media"
+    clip.unlink()
+    with pytest.raises(RouteError) as gone:
+        answer("sim:healthy", clip)
+    assert gone.value.kind == "media"
+
+
 def test_broken_models(clips):
     assert answer("sim:video-blind", clips["both"])[0] != "THE ANSWER"
     assert answer("sim:video-blind", clips["both"], requires=("audio",))[0] == "THE ANSWER"
