@@ -3,6 +3,9 @@
 - cold: ``omnivchat demo -o NEW --no-progress`` with a new, empty ``OMNIVCHAT_CACHE_DIR`` and a new, empty
   ``PYTHONPYCACHEPREFIX`` (so every module is compiled to bytecode, as on the first run after a fresh install;
   ``PYTHONDONTWRITEBYTECODE`` is unset, so the bytecode is written as a first run writes it);
+- installed: the same with a new, empty cache but the bytecode the install left, in this environment as it is
+  (where PYTHONDONTWRITEBYTECODE is set, a module the install did not compile is compiled again on every start):
+  what a user's first demo after `uv sync` costs;
 - warm: the same command into another new directory, with the cache and the bytecode the cold run left.
 
 Each run is its own process, timed from start to exit (wall) and by the CPU time it and its children used (user +
@@ -59,10 +62,14 @@ def main() -> None:
         env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
         cold_s, cold_cpu = timed_demo(root / "cold", env)
         warm_s, warm_cpu = timed_demo(root / "warm", env)
+        installed = {**os.environ, "OMNIVCHAT_CACHE_DIR": str(root / "cache-installed")}
+        installed_s, installed_cpu = timed_demo(root / "installed", installed)
 
     figures = {
         "cold_s": round(cold_s, 2),
         "cold_cpu_s": round(cold_cpu, 2),
+        "installed_s": round(installed_s, 2),
+        "installed_cpu_s": round(installed_cpu, 2),
         "warm_s": round(warm_s, 2),
         "warm_cpu_s": round(warm_cpu, 2),
         "cold_vs_target": round(cold_s / TARGET_COLD_S, 3),
@@ -75,6 +82,10 @@ def main() -> None:
     print(
         f"demo cold: {cold_s:.1f} s (CPU {cold_cpu:.1f} s) = {figures['cold_vs_target']} of the "
         f"{TARGET_COLD_S:g} s target"
+    )
+    print(
+        f"demo first run after install (empty caches, the install's bytecode): {installed_s:.1f} s "
+        f"(CPU {installed_cpu:.1f} s) = {installed_s / TARGET_COLD_S:.3f} of the target"
     )
     print(f"demo warm: {warm_s:.1f} s (CPU {warm_cpu:.1f} s); cold / warm = {figures['cold_vs_warm']}")
     print(f"on {os.cpu_count()} CPUs")
