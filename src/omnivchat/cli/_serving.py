@@ -20,15 +20,15 @@ def serve_until_stopped(server: LocalServer, *, no_browser: bool) -> None:
     """Print the URL, open it in a browser (a warning when none opens), and serve until Ctrl-C; the server stops."""
     import webbrowser
 
-    console.print(f"serving {server.url} (Ctrl-C to stop)", highlight=False, soft_wrap=True)
-    if not no_browser:
-        try:
-            opened = webbrowser.open(server.url)
-        except webbrowser.Error:
-            opened = False
-        if not opened:
-            warn(f"no browser could be opened; open {server.url} yourself")
-    try:
+    try:  # from the first line on: a Ctrl-C as soon as the URL shows stops the server like any later one
+        console.print(f"serving {server.url} (Ctrl-C to stop)", highlight=False, soft_wrap=True)
+        if not no_browser:
+            try:
+                opened = webbrowser.open(server.url)
+            except webbrowser.Error:
+                opened = False
+            if not opened:
+                warn(f"no browser could be opened; open {server.url} yourself")
         while not server.wait(0.5):
             pass
     except KeyboardInterrupt:

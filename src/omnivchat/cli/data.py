@@ -55,5 +55,10 @@ def get_command(
         f"{escape(name)}: {done.files} files of {escape(done.repo)}@{done.commit[:12]} in {escape(str(done.folder))}, "
         "checked against the hub's hashes and loaded by the reader",
         highlight=False,
+        soft_wrap=True,
     )
-    console.print(f"next: omnivchat eval --benchmark {escape(name)} --data {escape(str(done.data))}", highlight=False)
+    console.print(
+        f"next: omnivchat eval --benchmark {escape(name)} --data {escape(str(done.data))}",
+        highlight=False,
+        soft_wrap=True,
+    )

@@ -192,7 +192,8 @@ def studio_run_command(
             err_console.print(f"[red]failed[/] {escape(instance_id)}: {escape(message)}")
         err_console.print(f"{len(summary.failed)} instance(s) stopped by an error: rerun the same command to resume")
     if summary.bench is None:
-        err_console.print(f"no instance was accepted: no bench written (traces under {output / 'studio' / 'traces'})")
+        traces = escape(str(output / "studio" / "traces"))
+        err_console.print(f"no instance was accepted: no bench written (traces under {traces})", soft_wrap=True)
         raise typer.Exit(code=3 if stopped else 1)
     console.print(f"wrote {output} (bench.yaml, instances.jsonl, media/; traces under {output / 'studio' / 'traces'})")
     if stopped:
