@@ -11,6 +11,10 @@ from hypothesis import settings
 
 from omnivchat.bench import Bench, BenchInfo, Instance, load_bench, save_bench
 
+# The commands the tests start (python -m omnivchat ..., pytest's workers) keep the project's bytecode: where the
+# environment sets PYTHONDONTWRITEBYTECODE (as these machines do), each of them compiled every module of src again.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 # Property tests check behaviour, never speed: no per-example deadline on shared, noisy machines.
 settings.register_profile("omnivchat", deadline=None)
 settings.load_profile("omnivchat")
