@@ -15,6 +15,13 @@ from omnivchat.bench import Bench, BenchInfo, Instance, load_bench, save_bench
 # environment sets PYTHONDONTWRITEBYTECODE (as these machines do), each of them compiled every module of src again.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker more than the cores this process may use. Many tests wait on servers, child processes
+    and signals, so a third worker on 2 cores keeps both busy (measured: 335 s with 2 workers, 285 s with 3)."""
+    return len(os.sched_getaffinity(0)) + 1
+
+
 # Property tests check behaviour, never speed: no per-example deadline on shared, noisy machines.
 settings.register_profile("omnivchat", deadline=None)
 settings.load_profile("omnivchat")
