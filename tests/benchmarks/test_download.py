@@ -301,12 +301,8 @@ def quiet(line: str) -> None:
 # --- downloads validated by the readers -------------------------------------------------------------------------
 
 
-def test_dailyomni_tar_is_unpacked_into_the_readers_layout_and_loads(
-    hub: HubServer, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    # A short output path: the CLI's summary line names it, and its console (140 columns off a terminal) wraps a
-    # longer line, e.g. under an xdist worker's longer temp dir (.../popen-gw0/test_dailyomni_tar_is_unpacked0).
-    out = tmp_path_factory.mktemp("d") / "Daily-Omni"
+def test_dailyomni_tar_is_unpacked_into_the_readers_layout_and_loads(hub: HubServer, tmp_path: Path) -> None:
+    out = tmp_path / "Daily-Omni"
     done = get("dailyomni", out, say=quiet)
     assert (out / "Videos/Ec_lQgZ9wlg/Ec_lQgZ9wlg_audio.wav").is_file() and (out / "qa.json").is_file()
     assert done.commit == "1" * 40 and done.files == 2
