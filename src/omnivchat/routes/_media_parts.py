@@ -141,7 +141,7 @@ class MediaStore:
         return StreamedBody(pieces=tuple(p for p in pieces if not isinstance(p, bytes) or p), size=size + len(tail))
 
 
-def _identity(path: Path) -> tuple[str, int, int, int]:
+def file_identity(path: Path) -> tuple[str, int, int, int]:
     """A file as it is now: a clip rewritten in place gets a new identity (size or modification time)."""
     st = path.stat()
     return str(path), st.st_ino, st.st_size, st.st_mtime_ns
@@ -162,7 +162,7 @@ def clip_sha256(path: Path) -> str:
     """sha256 hex digest of a clip's bytes, worked out once per process for the file as it is now (a file rewritten
     gets a new size or modification time, so a new hash): the run manifest's clip hashes and the requests' media
     placeholders share it, so each clip of an eval is read and hashed once."""
-    return _sha256(*_identity(path))
+    return _sha256(*file_identity(path))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -186,13 +186,13 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
 
     try:
         # One probe when the clip already fits (the common case); fit_for_route re-encodes otherwise.
-        info = _probe(*_identity(clip))
+        info = _probe(*file_identity(clip))
         limit = settings.limits.max_duration_s
         cut_from = info.duration if limit is not None and info.duration > limit + 1e-3 else None
         fitted = clip
         if not fits(info, settings.limits):
             fitted = media.fit_for_route(clip, settings.limits)
-            info = _probe(*_identity(fitted))
+            info = _probe(*file_identity(fitted))
         parts: list[dict[str, Any]] = []
         if settings.media_input == "frames":
             for frame in media.sample_frames(fitted, fps=settings.frames_fps, max_frames=settings.max_frames):

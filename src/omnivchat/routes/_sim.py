@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +22,7 @@ from omnivchat.errors import OmnivchatError
 from omnivchat.routes._audio import checked_wav
 from omnivchat.routes._base import Prepared
 from omnivchat.routes._defaults import RouteSettings, SettingsError
+from omnivchat.routes._media_parts import file_identity
 from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError, SpokenReply
 
 Speaker = Callable[[str, str, str], bytes]
@@ -98,10 +98,10 @@ def perceive(clip: Path | None) -> tuple[bool, bool, str | None]:
     if clip is None:
         return False, False, None
     try:
-        found = os.stat(clip)
+        identity = file_identity(clip)
     except OSError:
         return _perceive(clip)  # the probe says what is wrong with it
-    return _perceive_file(str(clip), found.st_ino, found.st_size, found.st_mtime_ns)
+    return _perceive_file(*identity)
 
 
 # Remembered per file as it is now (a rewritten file has another size or time): the ablation grid, the self-check
