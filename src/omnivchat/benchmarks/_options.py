@@ -101,8 +101,10 @@ _SOURCE_FLAGS = {"media": "--media", "tasks": "--tasks"}
 
 
 def check_source(benchmark: object, source: Source) -> None:
-    """Refuse the shared source fields given to a benchmark that declares it does not read them
-    (:class:`ReadsSource`): one line naming the benchmark and the flags, before anything is sent or written."""
+    """Check what a benchmark is given to load, before anything is sent or written: its own options
+    (:func:`check_options`, phase ``load``), and the shared source fields it declares it does not read
+    (:class:`ReadsSource`), refused in one line naming the benchmark and the flags."""
+    check_options(benchmark, "load", source.options)
     if not isinstance(benchmark, ReadsSource):
         return
     ignored = [f for f in _SOURCE_FLAGS if getattr(source, f) is not None and f not in benchmark.reads_source]

@@ -159,7 +159,7 @@ def ablate_command(
     be) on the same data and judges; it stops the grid if any check fails. The prior floor is checked before any
     fusion gain is reported: when the lower 95% bound of 'neither' exceeds chance + --floor-margin, no gain is given.
     """
-    from omnivchat.benchmarks import Source, check_options, check_source, get_benchmark
+    from omnivchat.benchmarks import Source, check_source, get_benchmark
     from omnivchat.diagnostics.grid import check_judges, grid_tasks, run_grid, self_check, write_ablation
     from omnivchat.judges import RULE_JUDGE, load_judges
 
@@ -177,8 +177,8 @@ def ablate_command(
         media_roots=media_roots(benchmark, media_root),
         options=given_options(columns=columns, split=split),
     )
-    check_options(the_benchmark, "load", source.options)  # an option it does not take: refused before anything
-    check_source(the_benchmark, dataclasses.replace(source, tasks=None))  # --task is the grid's: checked there
+    # An option or a flag it does not take: refused before anything (--task is the grid's: checked there).
+    check_source(the_benchmark, dataclasses.replace(source, tasks=None))
     dataset = the_benchmark.load(source)
     config = load_judges(judges)
     members = panel_members(config, panel, judges)

@@ -174,14 +174,13 @@ def run_benchmark(
     """`eval` (and its aliases): load and validate, check the key and the output folder, run, say what happened.
     A dry run prints its estimate and returns None."""
     from omnivchat._files import check_output_dir
-    from omnivchat.benchmarks import check_options, check_source, estimate, evaluate, get_benchmark
+    from omnivchat.benchmarks import check_source, estimate, evaluate, get_benchmark
     from omnivchat.cli.diagnostics import warn_unchecked
     from omnivchat.routes import CredentialError
     from omnivchat.runs import MANIFEST_FILE, RetryPolicy
 
     benchmark = get_benchmark(name)
-    check_options(benchmark, "load", source.options)  # an option it does not take: refused before anything
-    check_source(benchmark, source)
+    check_source(benchmark, source)  # an option or a flag it does not take: refused before anything
     check_output_dir(output, ours=lambda d: (d / MANIFEST_FILE).is_file(), kind="a run directory")
     dataset = benchmark.load(source)
     for note in getattr(dataset, "notes", ()):  # e.g. a question the release holds twice, by id

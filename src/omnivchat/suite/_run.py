@@ -19,7 +19,6 @@ from omnivchat.benchmarks import (
     ScoreOptions,
     ScoreSummary,
     Source,
-    check_options,
     check_source,
     evaluate,
     get_benchmark,
@@ -301,7 +300,6 @@ def prepare_suite(
             media_roots=entry.media_roots,
             options=dict(entry.options),
         )
-        check_options(benchmark, "load", source.options)
         check_source(benchmark, source)
         dataset = benchmark.load(source)
         if entry.ablate:  # the grid's tasks are checked before anything is sent
