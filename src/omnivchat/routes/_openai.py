@@ -207,7 +207,7 @@ class OpenAIRoute:
         its credentials, and, for a route that sends no key, the host's netrc credentials (a key is never combined
         with them). Looked up on the first request to the URL, kept for the route's life; nothing without it."""
         if not self.trust_env:
-            return _Trusted({}, {})
+            return _UNTRUSTED
         if url not in self._environment:
             self._environment[url] = await asyncio.to_thread(_trusted_environment, url, self._api_key is None)
         return self._environment[url]
@@ -463,6 +463,9 @@ class OpenAIRoute:
 class _Trusted(NamedTuple):
     headers: dict[str, str]  # the netrc login, as an Authorization header
     proxy: dict[str, Any]  # proxy= and proxy_auth= of the request
+
+
+_UNTRUSTED = _Trusted({}, {})  # a route without trust_env: nothing added (never changed)
 
 
 def _trusted_environment(url: str, netrc: bool) -> _Trusted:
