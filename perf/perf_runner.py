@@ -7,7 +7,9 @@
    wall / (N x L / C)  (target <= 1.07 at N=2000, C=64, L=0.5 s; the floor is ceil(N/C) x L: 1.024), and where
    its fixed cost went: importing the CLI (a process that only imports it), the run loop (the time eval itself
    reports, from its first request to its last), and the rest (imports of the command, bench loading and
-   validation, manifest and clip hashing, store, shut-down).
+   validation, manifest and clip hashing, store, shut-down). The same requests from a bare aiohttp client in
+   its own process (perf/_bare_client.py: no validation, store, manifest or retries) give the physical
+   reference of this server and machine: the whole command cannot be closer to the ideal than that.
 3. Pure overhead at L = 0: requests per second through the runner loop.
 4. Peak memory (max RSS) of this process and of the eval child.
 
@@ -150,12 +152,21 @@ def main() -> None:
             started = time.perf_counter()
             subprocess.run([sys.executable, "-c", "from omnivchat.cli import app"], check=True, env=env)
             wall_import = time.perf_counter() - started
+            started = time.perf_counter()  # the same requests from a bare aiohttp client: the physical reference
+            client = Path(__file__).with_name("_bare_client.py")
+            subprocess.run([sys.executable, str(client), str(bench), server.base_url, str(c)], check=True)
+            wall_bare = time.perf_counter() - started
         ideal_eval = n * args.eval_latency / c
         floor = math.ceil(n / c) * args.eval_latency
         print(
             f"omnivchat eval: N={n} C={c} L={args.eval_latency}s  wall {wall_eval:.2f}s  ideal {ideal_eval:.2f}s  "
             f"ratio {wall_eval / ideal_eval:.3f}  (target <= 1.07, floor {floor / ideal_eval:.3f}; start-up, clip "
             "hashing and media included)"
+        )
+        print(
+            f"  bare aiohttp client (perf/_bare_client.py: the same clips and server, nothing else): wall "
+            f"{wall_bare:.2f}s  ratio {wall_bare / ideal_eval:.3f}; omnivchat eval over it {wall_eval / wall_bare:.3f} "
+            f"(+{wall_eval - wall_bare:.2f}s)"
         )
         ran = re.search(r"ran \d+ items in ([0-9.]+) s", done.stdout)
         if ran is not None:

@@ -8,6 +8,7 @@ prompts (Appendix E.4) are recognised by hash, never shipped: a user who copies 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -66,8 +67,14 @@ def load_prompt(name_or_path: str | Path | None, default: str = DEFAULT_SYSTEM_P
             return path.read_text(encoding="utf-8"), str(path)
         except OSError as err:
             raise PromptFileError(f"prompt file {path}: cannot read ({err.strerror})") from None
-    text = resources.files(__package__).joinpath(default).read_text(encoding="utf-8")
-    return text, f"{SHIPPED}{default}"
+    return _shipped(default), f"{SHIPPED}{default}"
+
+
+# A shipped prompt is part of the installed package: read once per process. A run builds one request per item with
+# it, and importlib.resources took 0.1 ms a read (0.2 s of a 2000-item eval's start).
+@functools.lru_cache(maxsize=32)
+def _shipped(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
 def _drop_listing_numbers(lines: list[str]) -> list[str]:
@@ -121,7 +128,7 @@ def _shipped_text(name: str | None) -> str | None:
     if not name:
         return None
     try:
-        return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+        return _shipped(name)
     except OSError:
         return None
 
