@@ -91,3 +91,18 @@ def test_judge_dry_run_without_a_price_points_at_the_judges_file(run, server, tm
     assert result.exit_code == 0, result.output
     assert "cost unknown (no price" in result.output and "in its judges file" in result.output
     assert server.count == 0
+
+
+def test_judge_says_an_unknown_cost_and_nothing_sent_once_each(run, server, tmp_path):
+    """The cost part of each judge line reads as one phrase: "cost unknown (...)" without a price, "no requests
+    sent" when every verdict was stored (it said "cost cost unknown" and "cost no requests sent")."""
+    args = ["judge", str(run), "--judges", judges(tmp_path, server, price=False), "--no-progress"]
+    first = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert first.exit_code == 0, first.output
+    assert "rubric:A: 4/4 verdicts (0 stored, 4 requests sent), 0 unscored; cost unknown (no price: 4; 4 attempts)" in (
+        first.output
+    )
+    again = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert again.exit_code == 0, again.output
+    assert "rubric:A: 4/4 verdicts (4 stored, 0 requests sent), 0 unscored; no requests sent" in again.output
+    assert "cost cost" not in first.output + again.output and server.count == 4

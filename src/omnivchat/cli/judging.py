@@ -132,9 +132,11 @@ def judge_command(
         return
     for kind, s in outcome.summaries.items():
         not_sent = f", {s.not_sent} not asked (budget)" if s.not_sent else ""
+        # describe() says "cost unknown (...)" or "no requests sent" whole; only a known total needs the word
+        cost = f"cost {s.cost.describe()}" if s.cost.priced else s.cost.describe()
         console.print(
             f"{kind}: {s.done}/{s.total} verdicts ({s.reused} stored, {s.attempts} requests sent), "
-            f"{s.failed} unscored{not_sent}; cost {s.cost.describe()}"
+            f"{s.failed} unscored{not_sent}; {cost}"
         )
         print_failures(s.failures, s.first_errors, title=f"{kind}: unscored verdicts by kind")
     for note in outcome.notes:
