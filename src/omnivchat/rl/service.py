@@ -436,17 +436,17 @@ class RewardService:
         started = time.perf_counter()
         tally = RewardStats()
         empty = [is_empty_reply(c.reply) for c in batch]
-        asks: list[tuple[int, str, Coroutine[Any, Any, Verdict]]] = []
-        for i, completion in enumerate(batch):
+        wanted: list[tuple[int, str, _Grader]] = []
+        for i in range(len(batch)):
             if empty[i]:
                 continue  # an empty reply scores r = 0 (and s = 0 where style is graded) without a grader
-            for member in self.members:
-                later = len(asks) >= self._concurrency
-                asks.append((i, "rubric", self._verdict(self._graders[member], "rubric", completion, tally, later)))
+            wanted += [(i, "rubric", self._graders[member]) for member in self.members]
             if self.style_judge is not None:
-                later = len(asks) >= self._concurrency
-                grader = self._graders[self.style_judge]
-                asks.append((i, "style", self._verdict(grader, "style", completion, tally, later)))
+                wanted.append((i, "style", self._graders[self.style_judge]))
+        asks: list[tuple[int, str, Coroutine[Any, Any, Verdict]]] = [
+            (i, kind, self._verdict(grader, kind, batch[i], tally, later=n >= self._concurrency))
+            for n, (i, kind, grader) in enumerate(wanted)
+        ]
         verdicts = await asyncio.gather(*(coro for _, _, coro in asks))
 
         rubric: dict[int, list[Verdict]] = {}

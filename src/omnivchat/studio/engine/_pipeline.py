@@ -888,42 +888,34 @@ class Synthesis:
             (frame, ["-sseof", "-0.2", "-i", str(src), "-frames:v", "1", "-update", "1"]),
         )
         # Both extractions run at once (each is mostly ffmpeg's start-up); their outcomes are read in order.
-        procs: list[subprocess.Popen[str]] = []
-        results = []
+        started: list[tuple[Path, Path, subprocess.Popen[str]]] = []
         try:
             for out, args in jobs:
                 tmp = out.with_name(f".tmp-{out.name}")
-                procs.append(
-                    subprocess.Popen(
-                        [ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-y", *args, str(tmp)],
-                        stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE,
-                        text=True,
-                        start_new_session=True,  # a terminal's Ctrl-C is the engine's to act on, not ffmpeg's
-                    )
+                command = [ffmpeg_exe(), "-nostdin", "-loglevel", "error", "-y", *args, str(tmp)]
+                # start_new_session: a terminal's Ctrl-C is the engine's to act on, not ffmpeg's
+                proc = subprocess.Popen(
+                    command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
                 )
-            for proc in procs:
-                stdout, stderr = proc.communicate()
-                results.append(subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr))
-            for (out, _), result in zip(jobs, results, strict=True):
-                tmp = out.with_name(f".tmp-{out.name}")
-                if result.returncode < 0:  # killed by a signal: says nothing of the clip, never a discard
+                started.append((out, tmp, proc))
+            for out, tmp, proc in started:
+                _, stderr = proc.communicate()
+                if proc.returncode < 0:  # killed by a signal: says nothing of the clip, never a discard
                     if self.calls.stopping.is_set():
                         raise Stopped(f"{self.job.id}: interrupted while extracting {out.name}")
-                    raise MediaKilled(f"{src}: ffmpeg was killed by signal {-result.returncode} extracting {out.name}")
-                if result.returncode != 0 or not tmp.is_file():
+                    raise MediaKilled(f"{src}: ffmpeg was killed by signal {-proc.returncode} extracting {out.name}")
+                if proc.returncode != 0 or not tmp.is_file():
                     raise Discard(
-                        f"turn {turn}: cannot extract {out.name} from {src.name}: {result.stderr.strip()}",
+                        f"turn {turn}: cannot extract {out.name} from {src.name}: {stderr.strip()}",
                         "media extraction failed",
                     )
                 tmp.replace(out)
         finally:  # as subprocess.run does on an error: no ffmpeg left running, no temporary file left behind
-            for proc in procs:
+            for _, tmp, proc in started:
                 if proc.poll() is None:
                     proc.kill()
                     proc.wait()
-            for out, _ in jobs:
-                out.with_name(f".tmp-{out.name}").unlink(missing_ok=True)
+                tmp.unlink(missing_ok=True)
         return {f"turn{turn}.clip": src, f"turn{turn}.audio": audio, f"turn{turn}.final_frame": frame}
 
     def _record_validation(self, done: list[TurnResult], n_turns: int) -> None:
