@@ -208,3 +208,27 @@ def test_a_run_made_before_labels_resumes_and_is_labelled_from_its_source(small_
     assert result.exit_code == 0, result.output  # the same run: resumed, not refused
     show = runner.invoke(app, ["runs", "show", str(run)])
     assert "Prompts: system omnivchat default" in show.output
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (None, "prompt file {path}: cannot read (No such file or directory)"),
+        (b"\xff\xfe not UTF-8", "{path}:1: not UTF-8 text (byte 0); save it as UTF-8"),
+        ("folder", "prompt file {path} is a directory, not a file"),
+    ],
+)
+def test_a_prompt_file_that_cannot_be_read_is_one_line_and_nothing_is_written(small_bench, tmp_path, content, said):
+    """A missing prompt file, a folder or one that is not UTF-8: one line naming it (a UnicodeDecodeError traceback
+    before), exit 2, no run directory made."""
+    path = tmp_path / "prompt.txt"
+    if content == "folder":
+        path.mkdir()
+    elif content is not None:
+        path.write_bytes(content)
+    run = tmp_path / "run"
+    args = ["eval", "--data", str(small_bench.root), "--model", "sim:healthy", "-o", str(run), "--no-progress"]
+    result = runner.invoke(app, [*args, "--system-prompt", str(path)], env={"COLUMNS": "300"})
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert said.format(path=path) in result.output and not run.exists()

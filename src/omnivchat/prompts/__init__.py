@@ -16,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
+from omnivchat._files import InputError, read_text
 from omnivchat.errors import OmnivchatError
 
 DEFAULT_SYSTEM_PROMPT = "spoken_assistant.txt"
@@ -63,10 +64,10 @@ def load_prompt(name_or_path: str | Path | None, default: str = DEFAULT_SYSTEM_P
     (source ``omnivchat:<default>``)."""
     if name_or_path is not None:
         path = Path(name_or_path)
-        try:
-            return path.read_text(encoding="utf-8"), str(path)
-        except OSError as err:
-            raise PromptFileError(f"prompt file {path}: cannot read ({err.strerror})") from None
+        try:  # the shared reader: a file that is missing, a folder or not UTF-8 is named in one line
+            return read_text(path, "prompt file"), str(path)
+        except InputError as err:
+            raise PromptFileError(str(err)) from None
     return _shipped(default), f"{SHIPPED}{default}"
 
 
