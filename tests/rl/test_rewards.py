@@ -50,7 +50,17 @@ def test_format_is_zero_for_an_empty_reply(reply):
 
 @pytest.mark.parametrize(
     "reply",
-    ["The left door is closed.", "I think so.", "左边的门关着。", "A <thinker> is not a tag.", "x < y > z, think"],
+    [
+        "The left door is closed.",
+        "I think so.",
+        "左边的门关着。",
+        "A <thinker> is not a tag.",
+        "x < y > z, think",
+        "Левая дверь закрыта.",  # Cyrillic, Greek and Arabic have w(y) = 0 (Section 4.2) but are not empty
+        "Η αριστερή πόρτα είναι κλειστή.",
+        "الباب الأيسر مغلق.",
+        "٣",  # an Arabic-Indic digit
+    ],
 )
 def test_format_is_one_for_a_plain_reply(reply):
     assert not has_thinking_tags(reply)

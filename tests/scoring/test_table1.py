@@ -83,3 +83,6 @@ def test_one_definition_of_an_empty_reply():
         assert is_empty_reply(text) and word_count(text) == 0
     for text in ("ok", "好", "42"):
         assert not is_empty_reply(text)
+    # w(y) counts Chinese characters and Latin or digit groups only; a reply in another script says something
+    for text in ("Дверь закрыта", "Κλειστή", "مغلق", "दरवाज़ा", "ドア", "Ⅻ"):
+        assert not is_empty_reply(text)

@@ -31,10 +31,15 @@ def word_count(text: str) -> int:
 
 
 def is_empty_reply(text: str) -> bool:
-    """A reply with no counted unit (w(y) = 0): whitespace, punctuation or emoji only. The one definition of an
-    empty reply for judging (scored 0 without a judge), Style (counts 0 where style is graded) and Len (left out).
+    """A reply with no letter and no digit in any script: whitespace, punctuation, symbols or emoji only. The one
+    definition of an empty reply for judging (scored 0 without a judge), Style (counts 0 where style is graded)
+    and f(y) of Eq. 4.
+
+    This is not w(y) = 0: w(y) counts Chinese characters and Latin or digit groups only (Section 4.2), so a reply
+    in Cyrillic, Greek or Arabic has w(y) = 0 (and is left out of Len) yet says something, which its judge and
+    the tier-0 language gate must grade.
     """
-    return word_count(text) == 0
+    return not any(unicodedata.category(char)[0] in "LN" for char in unicodedata.normalize("NFKC", text))
 
 
 def reply_efficiency(scores: Sequence[float], replies: Sequence[str]) -> float:
