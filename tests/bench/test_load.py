@@ -48,6 +48,20 @@ def test_save_and_reload_round_trip(make_bench, tmp_path):
             "instances.jsonl:1: rubric: rubric has no criterion outside tier 0",
         ),
         (
+            instance(rubric=[{"tier": 1, "text": "Says the door is open."}]),
+            "instances.jsonl:1: rubric: rubric has no tier-0 language gate",
+        ),
+        (
+            instance(
+                rubric=[
+                    {"tier": 0, "text": "In English."},
+                    {"tier": 0, "text": "In Chinese."},
+                    {"tier": 1, "text": "y"},
+                ]
+            ),
+            "instances.jsonl:1: rubric: rubric has 2 tier-0 criteria; it needs exactly one, the language gate",
+        ),
+        (
             instance(rubric=[{"tier": 0, "text": "x"}, {"tier": 2, "text": "y"}, {"tier": 1, "text": "z"}]),
             "instances.jsonl:1: rubric: tiers out of order: criterion 3 is tier 1 after tier 2",
         ),

@@ -186,7 +186,10 @@ def test_numbers_are_changed_in_the_form_they_are_written() -> None:
 def test_the_style_list_and_the_rule_style_check() -> None:
     one_sentence = _instance(
         "The hexagon is yellow, and it is on your left.",
-        [Criterion(tier=1, text="Yellow.", check=Check(any_of=["yellow"]))],
+        [
+            Criterion(tier=0, text="English.", check=Check(language="en")),
+            Criterion(tier=1, text="Yellow.", check=Check(any_of=["yellow"])),
+        ],
     )
     listed = next(p for p in perturb(one_sentence)[0] if p.target == "style")
     assert listed.text == "- The hexagon is yellow,\n- and it is on your left."  # clause by clause

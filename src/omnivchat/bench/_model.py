@@ -113,6 +113,13 @@ class Instance(_Strict):
                 raise ValueError(
                     f"tiers out of order: criterion {number} is tier {after.tier} after tier {before.tier}"
                 )
+        # Eq. 1 gates every point on the one language criterion: without it a reply in any language can score
+        # 1.0, and with two the gate is no longer one check (the Studio refuses both; so does every reader)
+        gates = sum(c.tier == 0 for c in rubric)
+        if gates == 0:
+            raise ValueError("rubric has no tier-0 language gate (criterion 1 must be tier 0: 'The reply is in ...')")
+        if gates > 1:
+            raise ValueError(f"rubric has {gates} tier-0 criteria; it needs exactly one, the language gate")
         if all(c.tier == 0 for c in rubric):
             raise ValueError("rubric has no criterion outside tier 0, so nothing can earn a point")
         return rubric
