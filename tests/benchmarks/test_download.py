@@ -23,6 +23,8 @@ from omnivchat.cli import app
 from omnivchat.media import ffmpeg_exe
 from omnivchat.testing import HubRepo, HubServer
 
+needs_hf = pytest.mark.extra("hf", "huggingface_hub")
+
 runner = CliRunner()
 
 
@@ -301,6 +303,7 @@ def quiet(line: str) -> None:
 # --- downloads validated by the readers -------------------------------------------------------------------------
 
 
+@needs_hf
 def test_dailyomni_tar_is_unpacked_into_the_readers_layout_and_loads(hub: HubServer, tmp_path: Path) -> None:
     out = tmp_path / "Daily-Omni"
     done = get("dailyomni", out, say=quiet)
@@ -317,6 +320,7 @@ def test_dailyomni_tar_is_unpacked_into_the_readers_layout_and_loads(hub: HubSer
     assert "loaded by the reader" in result.output and len(hub.downloads()) == before
 
 
+@needs_hf
 def test_worldsense_zips_and_lvomnibench_files_download_and_load(hub: HubServer, tmp_path: Path) -> None:
     get("worldsense", tmp_path / "WorldSense", say=quiet)
     assert (tmp_path / "WorldSense/videos/UYkFSXsh.mp4").is_file()
@@ -327,6 +331,7 @@ def test_worldsense_zips_and_lvomnibench_files_download_and_load(hub: HubServer,
     ]
 
 
+@needs_hf
 def test_videomme_parquet_and_zipped_videos_download_and_load(hub: HubServer, tmp_path: Path) -> None:
     done = get("videomme", tmp_path / "Video-MME", say=quiet)
     assert (tmp_path / "Video-MME/data/vid2.mp4").is_file() and not (tmp_path / "Video-MME/vid1.srt").exists()
@@ -337,6 +342,7 @@ def files_in(folder: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.stat().st_size) for p in folder.rglob("*")}
 
 
+@needs_hf
 def test_omnibench_parquet_with_embedded_media_is_converted_into_the_readers_layout(
     hub: HubServer, omni_media: dict[str, bytes], tmp_path: Path
 ) -> None:
@@ -363,6 +369,7 @@ def test_omnibench_parquet_with_embedded_media_is_converted_into_the_readers_lay
     assert {k: v for k, v in after.items() if k != MARKER} == {k: v for k, v in before.items() if k != MARKER}
 
 
+@needs_hf
 def test_eval_with_hf_data_converts_omnibench_and_runs(hub: HubServer, tmp_path: Path) -> None:
     args = ["eval", "--benchmark", "omnibench", "--data", "hf://m-a-p/OmniBench", "--model", "sim:healthy"]
     result = runner.invoke(app, [*args, "-o", str(tmp_path / "run")])
@@ -370,6 +377,7 @@ def test_eval_with_hf_data_converts_omnibench_and_runs(hub: HubServer, tmp_path:
     assert "ran 3 items" in result.output and "3 done" in result.output
 
 
+@needs_hf
 def test_an_omnibench_row_without_its_media_is_refused_naming_its_index(
     hub: HubServer, omni_media: dict[str, bytes], tmp_path: Path
 ) -> None:
@@ -416,6 +424,7 @@ def test_an_omnibench_row_without_its_media_is_refused_naming_its_index(
     get("omnibench", tmp_path / "ob", say=quiet)
 
 
+@needs_hf
 def test_omnibench_conversion_never_overwrites_a_file_it_did_not_make(
     hub: HubServer, omni_media: dict[str, bytes], tmp_path: Path
 ) -> None:
@@ -434,6 +443,7 @@ def test_omnibench_conversion_never_overwrites_a_file_it_did_not_make(
     assert (out / "mm_data/audio/7-0001.mp4.mp3").read_bytes() == b"mine"
 
 
+@needs_hf
 def test_a_download_the_reader_refuses_is_not_done(hub: HubServer, tmp_path: Path) -> None:
     repo = hub.repos["KD-TAO/LVOmniBench"]
     rows = json.loads(repo.files["data.json"])
@@ -447,6 +457,7 @@ def test_a_download_the_reader_refuses_is_not_done(hub: HubServer, tmp_path: Pat
 # --- refusals -----------------------------------------------------------------------------------------------------
 
 
+@needs_hf
 @pytest.mark.parametrize("bad", ["Videos.tar", "qa.json"])
 def test_a_file_that_does_not_match_the_hubs_hash_is_refused_by_name(hub: HubServer, tmp_path: Path, bad: str) -> None:
     hub.repos["liarliar/Daily-Omni"].corrupt.add(bad)
@@ -458,6 +469,7 @@ def test_a_file_that_does_not_match_the_hubs_hash_is_refused_by_name(hub: HubSer
     get("dailyomni", tmp_path / "d", say=quiet)
 
 
+@needs_hf
 def test_a_gated_set_says_what_to_accept_and_where(
     hub: HubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -478,12 +490,14 @@ def test_a_gated_set_says_what_to_accept_and_where(
     get("dailyomni", tmp_path / "d", say=quiet)
 
 
+@needs_hf
 def test_short_of_disk_space_is_refused_before_any_download(hub: HubServer, tmp_path: Path) -> None:
     with pytest.raises(DownloadError, match=r"not enough free disk space .* needed .* 1 B free"):
         get("dailyomni", tmp_path / "d", disk_free=lambda _: 1, say=quiet)
     assert hub.downloads() == []
 
 
+@needs_hf
 def test_an_existing_foreign_folder_is_refused_and_left_untouched(hub: HubServer, tmp_path: Path) -> None:
     out = tmp_path / "mine"
     out.mkdir()
@@ -497,6 +511,7 @@ def test_an_existing_foreign_folder_is_refused_and_left_untouched(hub: HubServer
         get("dailyomni", tmp_path / "lv", say=quiet)
 
 
+@needs_hf
 def test_an_archive_member_that_would_land_outside_dir_is_refused(hub: HubServer, tmp_path: Path) -> None:
     hub.repos["liarliar/Daily-Omni"].files["Videos.tar"] = tar_of({"../escaped.mp4": b"x"})
     with pytest.raises(DownloadError, match=r"Videos.tar: member: '../escaped.mp4' would land outside"):
@@ -518,6 +533,7 @@ def test_an_archive_member_that_would_land_outside_dir_is_refused(hub: HubServer
     assert not (tmp_path / "zipped.mp4").exists() and not (tmp_path / "ws/videos").exists()
 
 
+@needs_hf
 def test_a_listed_path_that_would_land_outside_dir_is_refused_before_any_download(
     hub: HubServer, tmp_path: Path
 ) -> None:
@@ -530,6 +546,7 @@ def test_a_listed_path_that_would_land_outside_dir_is_refused_before_any_downloa
         get("dailyomni", tmp_path / "d", say=quiet)
 
 
+@needs_hf
 def test_an_unknown_name_or_a_bad_hf_address_is_one_line() -> None:
     with pytest.raises(DownloadError, match="no download for 'mmlu'; there is one for worldsense, dailyomni"):
         get("mmlu", Path("x"), say=quiet)
@@ -554,6 +571,7 @@ def test_the_command_line_starts_without_importing_huggingface_hub() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@needs_hf
 def test_every_release_entry_is_a_registered_benchmark() -> None:
     from omnivchat.benchmarks import get_benchmark
 
@@ -573,6 +591,7 @@ def test_every_release_entry_is_a_registered_benchmark() -> None:
 # --- resuming, hf:// on eval, offline ----------------------------------------------------------------------------
 
 
+@needs_hf
 def test_a_cut_download_resumes_where_it_stopped(
     hub: HubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -588,6 +607,7 @@ def test_a_cut_download_resumes_where_it_stopped(
     assert (Path(os.environ["HF_HUB_CACHE"]) / "datasets--liarliar--Daily-Omni/blobs" / tar_sha).is_file()
 
 
+@needs_hf
 def test_a_download_stopped_midway_resumes_file_by_file(hub: HubServer, tmp_path: Path) -> None:
     """huggingface_hub 2.4 downloads into a per-process temporary file, so a new run resumes by file: what is in
     the cache or already laid out is not fetched again."""
@@ -604,6 +624,7 @@ def test_a_download_stopped_midway_resumes_file_by_file(hub: HubServer, tmp_path
     }
 
 
+@needs_hf
 def test_eval_of_a_dataset_without_an_entry_downloads_the_whole_repository(hub: HubServer, tmp_path: Path) -> None:
     columns = "question=Question,answer=Answer,video=video_path,options=Choice,qid=id,requires:=video+audio"
     args = ["eval", "--benchmark", "hf", "--data", "hf://someone/av-quiz@main", "--columns", columns]
@@ -614,6 +635,7 @@ def test_eval_of_a_dataset_without_an_entry_downloads_the_whole_repository(hub: 
     assert {r.path.rsplit("/", 1)[-1] for r in hub.downloads()} == {hashlib.sha256(f).hexdigest() for f in files}
 
 
+@needs_hf
 def test_eval_with_hf_data_downloads_then_runs_offline_from_the_cache(hub: HubServer, tmp_path: Path) -> None:
     spec = "hf://liarliar/Daily-Omni"
     result = runner.invoke(
