@@ -153,7 +153,7 @@ def test_route_check_passes_a_healthy_route(tmp_path, monkeypatch):
     assert not silent.recovered.password and audible.media_sha256 != silent.media_sha256
 
 
-def test_route_check_fails_a_route_that_invents_speech(tmp_path, monkeypatch):
+def test_route_check_fails_a_route_that_invents_speech_for_both_clips(tmp_path, monkeypatch):
     monkeypatch.setenv("OMNIVCHAT_HOME", str(tmp_path))
     with LoopbackServer(
         default=Behaviour(text="A red square. The password is apple pie and the number is seven.")
@@ -163,7 +163,9 @@ def test_route_check_fails_a_route_that_invents_speech(tmp_path, monkeypatch):
         )
     assert result.exit_code == 1
     data = json.loads((tmp_path / "c.json").read_text())
-    assert not data["passed"] and any("invented speech" in r or "did not recover" in r for r in data["reasons"])
+    assert not data["passed"] and data["reasons"][0].startswith("answer wrong: the audible answer does not give")
+    assert data["warnings"] == ["the silent answer invented speech (a password that was never spoken)"]
+    assert "warning: the silent answer invented speech" in result.output
     assert data["records"][0]["http_status"] == 200
     assert (tmp_path / "route-checks.jsonl").is_file()
 
@@ -179,10 +181,30 @@ def test_judge_answer_cases():
     assert judge_answer("It says copper meadow and 53.") == {"password": True, "number": True, "claims_speech": False}
     assert judge_answer("Audio unavailable; I see a red square.")["password"] is False
     assert judge_answer("The password is blue sky.")["claims_speech"] is True
-    ok, reasons = evaluate(
+    ok, reasons, warnings = evaluate(
         [
             {"control": "audible", "answer": None, "error_kind": "http_error", "error": "HTTP 404"},
             {"control": "silent", "answer": "x", "recovered": judge_answer("x")},
         ]
     )
-    assert not ok and "audible request failed: http_error" in reasons[0]
+    assert not ok and "audible request failed: http_error" in reasons[0] and warnings == []
+
+
+def _answers(audible: str, silent: str) -> list[dict]:
+    return [
+        {"control": "audible", "answer": audible, "recovered": judge_answer(audible)},
+        {"control": "silent", "answer": silent, "recovered": judge_answer(silent)},
+    ]
+
+
+def test_a_route_that_invents_a_password_for_silence_passes_with_a_warning():
+    # seed 003 counts only the real values: recovered from the audible clip, not from the silent one
+    ok, reasons, warnings = evaluate(
+        _answers("The password is copper meadow and the number is 53.", "The password is apple pie, number seven.")
+    )
+    assert ok and reasons == []
+    assert warnings == ["the silent answer invented speech (a password that was never spoken)"]
+    ok, reasons, warnings = evaluate(_answers("Copper meadow, 53.", "I cannot hear any speech."))
+    assert ok and reasons == [] and warnings == []
+    ok, reasons, _ = evaluate(_answers("Copper meadow, 53.", "The password is copper meadow."))
+    assert not ok and "silent answer recovered" in reasons[0]

@@ -266,6 +266,8 @@ def check_route_command(
         console.print(f"wrote {output}")
     verdict = "[green]PASSED[/]" if result.passed else "[red]FAILED[/]: " + "; ".join(result.reasons)
     console.print(f"audio delivery: {result.audio_delivery}", markup=False, highlight=False)
+    for warning in result.warnings:
+        console.print(f"warning: {warning}", markup=False, highlight=False)
     console.print(f"{model}: {verdict} (on record in {registry})")
     if not result.passed:
         raise typer.Exit(code=1)

@@ -191,6 +191,8 @@ class RouteCheck(FileModel):
     records: list[RouteCheckRecord] = Field(default_factory=list)
     passed: bool = False
     reasons: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    """What does not fail the route but a user should know (a silent answer that invents speech)."""
 
 
 def read_route_check(path: Path) -> RouteCheck:

@@ -2,8 +2,9 @@
 
 A clip shows a red square and speaks a password and a number; its twin is the same clip with the audio muted.
 Each is sent once, asking for the visible scene and the spoken password and number. The route passes when the
-audible answer recovers both and the silent answer recovers neither. An answer that names a password or a
-number for the silent clip invented speech: that is a failure to be honest about audio, and is reported so.
+audible answer recovers both and the silent answer recovers neither (seed 003 counts only these real values). An
+answer that names some other password for the silent clip invented speech: it does not fail the route, whose audio
+arrived, but it is kept as a warning in the record (the model guesses rather than saying it cannot hear).
 """
 
 from __future__ import annotations
@@ -113,23 +114,28 @@ def _audible_failure(record: dict[str, Any]) -> str:
     )
 
 
-def evaluate(records: list[dict[str, Any]]) -> tuple[bool, list[str]]:
-    """Pass/fail and the reasons, from the audible and silent records."""
+def evaluate(records: list[dict[str, Any]]) -> tuple[bool, list[str], list[str]]:
+    """Pass/fail, the reasons and the warnings, from the audible and silent records.
+
+    As seed 003 counts it: the route passes when the audible answer recovers the spoken password and number and
+    the silent answer recovers neither. A silent answer that invents another password is a warning, not a failure.
+    """
     by = {r["control"]: r for r in records}
     reasons = []
     for control in ("audible", "silent"):
         if by[control]["answer"] is None:
             reasons.append(f"{control} request failed: {by[control]['error_kind']} ({by[control]['error']})")
     if reasons:
-        return False, reasons
+        return False, reasons, []
     heard, silent = by["audible"]["recovered"], by["silent"]["recovered"]
     if not (heard["password"] and heard["number"]):
         reasons.append(_audible_failure(by["audible"]))
+    warnings = []
     if silent["password"] or silent["number"]:
         reasons.append("the silent answer recovered the spoken values: the check cannot tell audio from guessing")
     elif silent["claims_speech"]:
-        reasons.append("the silent answer invented speech (a password that was never spoken)")
-    return not reasons, reasons
+        warnings.append("the silent answer invented speech (a password that was never spoken)")
+    return not reasons, reasons, warnings
 
 
 def run_route_check(route: Route, sampling: Sampling | None = None) -> RouteCheck:
@@ -147,7 +153,7 @@ def run_route_check(route: Route, sampling: Sampling | None = None) -> RouteChec
             await route.aclose()
 
     records = asyncio.run(go())
-    passed, reasons = evaluate(records)
+    passed, reasons, warnings = evaluate(records)
     settings = route.settings.model_dump(mode="json", exclude={"base_url"})
     return RouteCheck.model_validate(
         {
@@ -165,6 +171,7 @@ def run_route_check(route: Route, sampling: Sampling | None = None) -> RouteChec
             "records": records,
             "passed": passed,
             "reasons": reasons,
+            "warnings": warnings,
         }
     )
 
