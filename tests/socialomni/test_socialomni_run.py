@@ -6,6 +6,7 @@ import csv
 import json
 import shutil
 import sqlite3
+from pathlib import Path
 
 import pytest
 from socialomni_factory import make_socialomni
@@ -557,3 +558,41 @@ def test_an_unreadable_cutoff_fails_its_item_and_the_run_goes_on(tmp_path, key_f
     table = {row[0]: row[1:] for row in cells}
     assert shown.exit_code == 0 and table["who"] == ["3", "2", "1", "0"] and table["when"] == ["4", "3", "1", "0"]
     shutil.rmtree(tmp_path / "so")
+
+
+def test_a_run_made_by_other_harness_code_is_refused_in_one_line(dataset, tmp_path, key_file):
+    # seed 003, section 4: "Changed inputs or code require a new output directory"
+    out = tmp_path / "run"
+    with LoopbackServer(rules=candidate_rules) as server:
+        assert runner.invoke(app, evaluate_args(dataset, server.base_url, out, key_file)).exit_code == 0
+        sent = server.count
+        manifest = json.loads((out / "manifest.json").read_text())
+        manifest["harness_sha256"] = "0" * 64  # as another version of the harness wrote it
+        (out / "manifest.json").write_text(json.dumps(manifest))
+        stored = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+        again = runner.invoke(app, evaluate_args(dataset, server.base_url, out, key_file))
+        assert server.count == sent  # nothing sent
+    assert again.exit_code == 2, again.output
+    line = " ".join(again.output.split())
+    assert "was made by other harness code (harness_sha256 000000000000 ->" in line
+    assert "use a new output directory" in line and "Traceback" not in again.output
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == stored  # nothing touched
+
+
+def test_the_harness_hash_covers_socialomnis_own_modules(tmp_path):
+    import omnivchat
+    from omnivchat.runs._manifest import _HASHED_PACKAGES, source_hash, tree_hash
+    from omnivchat.socialomni._run import HARNESS_SOURCES
+
+    root = tmp_path / "omnivchat"
+    shutil.copytree(Path(omnivchat.__file__).parent, root, ignore=shutil.ignore_patterns("__pycache__"))
+    packages = (*_HASHED_PACKAGES, *HARNESS_SOURCES)
+    before = tree_hash(root, packages)
+    assert before == source_hash(*HARNESS_SOURCES) != source_hash()
+    for module in ("socialomni/_time.py", "benchmarks/socialomni.py", "judges/__init__.py"):
+        path = root / module
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n# changed\n")
+        assert tree_hash(root, packages) != before, module
+        path.write_bytes(original)
+    assert tree_hash(root, packages) == before

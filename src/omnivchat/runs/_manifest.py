@@ -4,7 +4,8 @@ Resuming needs the very same identity; anything else stops with a list of what c
 no result (concurrency, --limit) are not part of it: they are logged per invocation instead. Nor is the code
 that made the run: request hashes already cover what is sent (a code change that changes a request makes a new
 request, sent anew), so a new omnivchat version resumes an old run, with a warning and the version of every
-invocation on record.
+invocation on record. A protocol that fixes its code (SocialOmni: ``harness_sha256``, over its own modules too)
+refuses such a resume instead.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from omnivchat.runs._files import MANIFEST_FILE, PROTOCOL, Manifest, RouteIdenti
 # The code that decides what is sent and how it is stored: recorded with the run, for audit, not its identity.
 _HASHED_PACKAGES = ("bench", "media", "routes", "runs", "prompts", "benchmarks/native")
 # Manifest fields that record which code made a run; a change in them warns instead of refusing.
-CODE_FIELDS = ("package", "harness_sha256")
+CODE_FIELDS = ("package",)
+# The field of a protocol that fixes its code (SocialOmni's seed: "changed inputs or code require a new output
+# directory"): a change in it refuses the resume, in one line.
+HARNESS_FIELD = "harness_sha256"
 # Manifest fields recorded for information only, never compared: where the run was served (a replica set). A run
 # resumed on other servers is the same run (the served models and fingerprints are kept per result instead). The
 # prompts' labels follow from their hashes and sources, which are compared: a run made before labels were recorded
@@ -37,13 +41,22 @@ class ManifestMismatch(OmnivchatError, RuntimeError):
 
 
 @cache
-def source_hash() -> str:
+def source_hash(*more: str) -> str:
     """sha256 over the sources that shape requests and results (bench, media, routes, runs, prompts and the native
-    benchmark, which builds a bench's requests)."""
-    root = Path(omnivchat.__file__).parent
+    benchmark, which builds a bench's requests), and ``more``: a benchmark's own packages or modules (paths inside
+    omnivchat, e.g. ``socialomni`` or ``benchmarks/socialomni.py``)."""
+    return tree_hash(Path(omnivchat.__file__).parent, (*_HASHED_PACKAGES, *more))
+
+
+def tree_hash(root: Path, packages: tuple[str, ...]) -> str:
+    """sha256 over ``root``'s ``_canonical.py`` and the ``.py`` and ``.txt`` files of ``packages`` (folders or
+    single modules under ``root``), each with its path."""
     digest = hashlib.sha256()
     files = [root / "_canonical.py"]
-    for package in _HASHED_PACKAGES:
+    for package in packages:
+        if (root / package).is_file():
+            files.append(root / package)
+            continue
         files += sorted(p for p in (root / package).rglob("*") if p.suffix in (".py", ".txt") and p.is_file())
     for path in files:
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
@@ -120,6 +133,13 @@ def write_or_check_manifest(run_dir: Path, manifest: Manifest | dict[str, Any], 
             )
         if "benchmark" not in stored and "benchmark" in manifest:
             stored["benchmark"] = manifest["benchmark"]  # made before names were recorded: the protocol implies it
+        if HARNESS_FIELD in manifest and stored.get(HARNESS_FIELD) != manifest[HARNESS_FIELD]:
+            was = str(stored.get(HARNESS_FIELD) or "none recorded")[:12]
+            raise ManifestMismatch(
+                f"{run_dir} was made by other harness code ({HARNESS_FIELD} {was} -> {manifest[HARNESS_FIELD][:12]}: "
+                f"{manifest.get('benchmark', protocol)}'s modules or the request path changed); its protocol resumes "
+                "only identical code: use a new output directory (this one is kept as it is)"
+            )
         ignored = (*CODE_FIELDS, *RECORD_FIELDS)
         identity = {k: v for k, v in manifest.items() if k not in ignored}
         changed = differences({k: v for k, v in stored.items() if k not in ignored}, identity)

@@ -106,6 +106,9 @@ PROTOCOL = "omnivchat-socialomni-v1"
 TASK_ORDER = ("when", "how", "who")
 STORE = "store.sqlite"
 GENERATION = {"temperature": 0.3, "top_p": 1.0}
+# The code beyond the shared request path that shapes a SocialOmni request or reads its reply (cards, cut-offs,
+# parsing, the How panel and the judge engine): its hash is part of the run's identity (seed 003, section 4).
+HARNESS_SOURCES = ("socialomni", "benchmarks/socialomni.py", "judges")
 LEVEL1 = Path("level_1") / "dataset.json"
 LEVEL2 = Path("level_2") / "annotations_200.json"
 #: Items per task in the release: the fixed denominators (a declared --limit lowers them for a smoke run).
@@ -267,7 +270,7 @@ def run_manifest(
         "who_cutoff_rule": WHO_CUTOFF_RULE,
         "tasks": list(tasks),
         "limit": limit,
-        "harness_sha256": source_hash(),
+        "harness_sha256": source_hash(*HARNESS_SOURCES),
     }
     if condition is not None:
         fields["condition"] = condition
@@ -598,7 +601,7 @@ def prepare_judging(
         rubric_sha256=template_sha,
         judges=[{k: v for k, v in j.items() if k not in ("api_key_env", "no_key")} for j in judges],
         sampling=JUDGE_SAMPLING,
-        harness_sha256=source_hash(),
+        harness_sha256=source_hash(*HARNESS_SOURCES),
     )
     rows = [
         {"key": k, **{f: contexts[k][f] for f in ("context", "target_question", "reference")}, "candidate": r["text"]}
