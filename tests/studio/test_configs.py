@@ -63,9 +63,11 @@ def test_the_multi_turn_configs_are_the_extensions_and_sample_turns() -> None:
     for code in multi:
         turns = CONFIGS[code].probabilities()["turns"]
         if code == "MRR":  # 6-10 turns, inferred from the paper's Figure 3 (see the file's comment)
-            assert turns == pytest.approx({str(n): 0.2 for n in range(6, 11)})
-        else:
-            assert turns == pytest.approx({str(n): 0.25 for n in range(2, 6)})
+            assert turns == pytest.approx({"6": 0.24, "7": 0.26, "8": 0.18, "9": 0.14, "10": 0.18})
+        elif code in ("MIST", "MVMS"):  # Figure 3's marginal before their two-turn exclusion halves p(2)
+            assert turns == pytest.approx({"2": 0.75 / 1.375, "3": 0.52 / 1.375, "4": 0.075 / 1.375, "5": 0.03 / 1.375})
+        else:  # Figure 3: 75 / 104 / 15 / 6 of the 200 dialogues of 2-5 turns
+            assert turns == pytest.approx({"2": 0.375, "3": 0.52, "4": 0.075, "5": 0.03})
     assert all("turns" not in c.attributes for c in CONFIGS.values() if c.turns == "single")
 
 

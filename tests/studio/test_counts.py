@@ -158,3 +158,31 @@ def test_the_library_refuses_counts_for_a_subcategory_it_does_not_run():
         instance_counts([load_config("SVMR")], 1, {"AR": 2})
     with pytest.raises(CountsError, match="count of SVMR: count 0"):
         instance_counts([load_config("SVMR")], 1, {"SVMR": 0})
+
+
+FIGURE3_TURNS = {2: 75, 3: 104, 4: 15, 5: 6, 6: 12, 7: 13, 8: 9, 9: 7, 10: 9}
+"""Figure 3 (right), "Turns Per Dialogue (Multi-Turn)": dialogues of the 250 multi-turn ones at 2-10 turns."""
+
+
+def test_the_shipped_turn_weights_reproduce_figure3_in_expectation():
+    from omnivchat.studio.sampling import sample_assignments
+
+    configs = load_all()
+    counts = read_counts_file(FIGURE3, configs)
+    multi = [c for c in configs if c.turns == "multi"]
+    seeds = 120
+    totals = dict.fromkeys(FIGURE3_TURNS, 0)
+    for config in multi:
+        for seed in range(seeds):
+            for a in sample_assignments(
+                config.probabilities(),
+                counts[config.code],
+                preferences=config.preference_rules(),
+                exclusions=config.exclusion_rules(),
+                seed=seed,
+            ):
+                totals[int(a["turns"])] += 1
+    mean = {t: totals[t] / seeds for t in FIGURE3_TURNS}
+    assert sum(totals.values()) == 250 * seeds
+    # the standard error of each mean is under 0.7 dialogues; 2.5 allows for Eq. 7's draws without replacement
+    assert all(abs(mean[t] - FIGURE3_TURNS[t]) < 2.5 for t in FIGURE3_TURNS), mean
