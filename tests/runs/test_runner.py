@@ -13,7 +13,7 @@ from omnivchat.benchmarks import status as run_status
 from omnivchat.benchmarks.native import run_eval
 from omnivchat.cli import app
 from omnivchat.routes import Secret, get_route
-from omnivchat.runs import ManifestMismatch, RetryPolicy, RunStore
+from omnivchat.runs import ManifestMismatch, RetryPolicy, RunError, RunStore
 from omnivchat.testing import Behaviour, LoopbackServer
 
 FAST_RETRY = RetryPolicy(max_attempts=4, backoff_base=0.01, backoff_cap=0.05)
@@ -152,3 +152,21 @@ def test_adaptive_concurrency_backs_off_on_429(small_bench, server, tmp_path):
     server.script(*[Behaviour(status=429, retry_after="0.01")] * 4)
     summary = run(small_bench, server, tmp_path / "run", concurrency=4)
     assert summary.done == 4 and summary.attempts == 8
+
+
+def test_an_empty_store_is_refused_not_taken_for_a_new_run(small_bench, tmp_path):
+    # a zero-byte store.sqlite reads as a fresh SQLite database: every request would be sent (and billed) again
+    out = tmp_path / "run"
+    args = ["eval", "--bench", str(small_bench.root), "--model", "sim:healthy", "-o", str(out), "--no-progress"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    for side in out.glob("store.sqlite*"):
+        side.unlink()
+    (out / "store.sqlite").write_bytes(b"")
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    assert result.exit_code == 2, result.output
+    assert "store.sqlite: an empty file (0 bytes), not a run store" in result.output
+    assert "Traceback" not in result.output and (out / "store.sqlite").stat().st_size == 0
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # nothing written
+    with pytest.raises(RunError, match="an empty file"):
+        RunStore(out / "store.sqlite", read_only=True)

@@ -172,6 +172,13 @@ class RunStore:
         self._mode = "rw"
         self._opened: tuple[object, ...] = ()
         self._columns: dict[str, set[str]] = {}
+        if _size(self.path) == 0:
+            # SQLite takes an empty file for a new database: a store that lost its content would be a fresh run,
+            # every request sent (and billed) again. Ours is never empty once opened (WAL writes its header).
+            raise RunError(
+                f"{self.path}: an empty file (0 bytes), not a run store: its results are lost or it was not made by "
+                "omnivchat. Keep it for inspection and run again into a new directory"
+            )
         if read_only:
             self._db = self._open_read_only()
             return
