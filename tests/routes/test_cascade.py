@@ -269,6 +269,11 @@ def test_captioner_sees_frames_and_a_blanked_video_gets_no_captions(data: Path, 
             '[asr]\nmodel = "whisper-tiny.en"\n[llm]\nmodel = "x"\nbase_url = "http://u:p@127.0.0.1:5/v1"\n',
             "llm.base_url: must not embed credentials",
         ),
+        # a stage that is a cascade (here any file; the test below names the file itself): a RecursionError before
+        (
+            '[asr]\nmodel = "whisper-tiny.en"\n[llm]\nmodel = "cascade:other.toml"\n',
+            "llm.model: cascade:other.toml is a cascade; a stage names one model",
+        ),
     ],
 )
 def test_a_bad_cascade_file_is_one_line_naming_file_and_key(
@@ -282,6 +287,14 @@ def test_a_bad_cascade_file_is_one_line_naming_file_and_key(
     assert "--base-url" not in str(info.value)
     result = runner.invoke(app, eval_args(data, path, tmp_path / "run"), env={"COLUMNS": "400"})
     assert result.exit_code == 2 and message in result.output and not (tmp_path / "run").exists()
+
+
+def test_a_cascade_naming_itself_as_its_text_model_is_one_line(data: Path, tmp_path: Path) -> None:
+    path = tmp_path / "self.toml"
+    path.write_text(f'[asr]\nmodel = "whisper-tiny.en"\n[llm]\nmodel = "cascade:{path}"\n')
+    result = runner.invoke(app, eval_args(data, path, tmp_path / "run"), env={"COLUMNS": "400"})
+    assert result.exit_code == 2 and f"{path}: llm.model: cascade:{path} is a cascade" in result.output
+    assert "RecursionError" not in result.output and not (tmp_path / "run").exists()
 
 
 def test_a_missing_key_is_refused_before_anything_is_sent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -202,6 +202,9 @@ class CascadeRoute:
         """Every stage's route, each checked first for a usable base_url."""
         for stage in STAGES:
             spec = getattr(self.spec, stage)
+            if spec is not None and resolve_settings(spec.model).route == "cascade":
+                # a stage is one model: a cascade inside a cascade (its own file included) would build forever
+                raise CascadeError(f"{self.path}: {stage}.model: {spec.model} is a cascade; a stage names one model")
             if spec is not None and not (stage == "asr" and spec.model == LOCAL_WHISPER):
                 _check_stage_url(stage, spec, self.path)
         asr = self.spec.asr
