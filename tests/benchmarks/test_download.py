@@ -561,7 +561,9 @@ def test_without_huggingface_hub_the_error_says_how_to_install_it(
 ) -> None:
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # `import huggingface_hub` now raises ImportError
     with pytest.raises(
-        DownloadError, match=r"dailyomni: downloading needs huggingface_hub: pip install 'omnivchat\[hf\]'"
+        DownloadError,
+        match=r"dailyomni: downloading needs huggingface_hub: pip install 'omnivchat\[hf\]' "
+        r"\(in a clone of omnivchat: uv sync --extra hf\)",
     ):
         get("dailyomni", tmp_path / "d", say=quiet)
 

@@ -469,7 +469,7 @@ def test_without_pyarrow_the_error_says_what_to_install(
     text = problem(Source(data=data, options={"columns": MAPPING}))
     assert text == (
         "reading a Hugging Face dataset (parquet, arrow) needs pyarrow, which is not installed: "
-        "pip install 'omnivchat[hf]'"
+        "pip install 'omnivchat[hf]' (in a clone of omnivchat: uv sync --extra hf)"
     )
     result = runner.invoke(app, eval_args(data, tmp_path / "run", "--columns", MAPPING), env=WIDE)
     assert result.exit_code == 2 and "pip install 'omnivchat[hf]'" in result.output

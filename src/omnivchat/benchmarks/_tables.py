@@ -40,7 +40,7 @@ from omnivchat._files import loads_yaml
 from omnivchat.errors import OmnivchatError
 from omnivchat.media import cache_dir
 
-INSTALL_HINT = "pip install 'omnivchat[hf]'"
+INSTALL_HINT = "pip install 'omnivchat[hf]' (in a clone of omnivchat: uv sync --extra hf)"
 EMBEDDED_DIR = "hf-media"
 """The media cache's sub-folder for media embedded in a table (``<sha256[:2]>/<sha256><suffix>``)."""
 ROWS_AT_ONCE = 16

@@ -36,7 +36,7 @@ from typing import IO
 from omnivchat._files import PathOutside, check_output_dir, confine, path_escape
 from omnivchat.benchmarks._protocol import Source
 from omnivchat.benchmarks._registry import get_benchmark
-from omnivchat.benchmarks._tables import pyarrow
+from omnivchat.benchmarks._tables import INSTALL_HINT, pyarrow
 from omnivchat.benchmarks.omnibench import DEFAULT_FILE as OMNIBENCH_FILE
 from omnivchat.errors import OmnivchatError
 from omnivchat.media import cache_dir
@@ -233,7 +233,7 @@ def _needs_hub(name: str) -> None:
     try:
         import huggingface_hub  # noqa: F401  # imported here only to tell whether it is installed
     except ImportError:
-        raise DownloadError(f"{name}: downloading needs huggingface_hub: pip install 'omnivchat[hf]'") from None
+        raise DownloadError(f"{name}: downloading needs huggingface_hub: {INSTALL_HINT}") from None
 
 
 # --- the listing ------------------------------------------------------------------------------------------------

@@ -31,7 +31,9 @@ def _sdk() -> tuple[Any, Any, Any]:
     except ImportError:
         from omnivchat.routes._openai import ConfigError
 
-        raise ConfigError("the gemini route needs google-genai: pip install 'omnivchat[gemini]'") from None
+        raise ConfigError(
+            "the gemini route needs google-genai: pip install 'omnivchat[gemini]' (in a clone: uv sync --extra gemini)"
+        ) from None
     # The SDK warns "<value> is not a valid <Enum>" with whatever the server sent (a finish reason, say), which
     # would print a server-chosen string, key included, to stderr; our own error reports the value, redacted.
     warnings.filterwarnings("ignore", r"(?s).* is not a valid \w+$", UserWarning, r"google\.genai")
