@@ -169,4 +169,4 @@ def test_an_empty_store_is_refused_not_taken_for_a_new_run(small_bench, tmp_path
     assert "Traceback" not in result.output and (out / "store.sqlite").stat().st_size == 0
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # nothing written
     with pytest.raises(RunError, match="an empty file"):
-        RunStore(out / "store.sqlite", read_only=True)
+        RunStore(out / "store.sqlite")

@@ -172,9 +172,11 @@ class RunStore:
         self._mode = "rw"
         self._opened: tuple[object, ...] = ()
         self._columns: dict[str, set[str]] = {}
-        if _size(self.path) == 0:
+        if not read_only and _size(self.path) == 0 and not _size(self._side("-wal")):
             # SQLite takes an empty file for a new database: a store that lost its content would be a fresh run,
-            # every request sent (and billed) again. Ours is never empty once opened (WAL writes its header).
+            # every request sent (and billed) again. Ours is never empty without its -wal once opened (a writer
+            # killed mid-run can leave the main file at 0 bytes with every result in the -wal). A reader may meet
+            # a writer's file between its creation and its header, so only a writer refuses it.
             raise RunError(
                 f"{self.path}: an empty file (0 bytes), not a run store: its results are lost or it was not made by "
                 "omnivchat. Keep it for inspection and run again into a new directory"
