@@ -169,20 +169,30 @@ def test_batch_is_distinct_up_to_pool_size(path: str) -> None:
         assert {key(a) for a in out} <= pool
 
 
-def test_n_larger_than_pool_repeats_whole_rounds() -> None:
+@pytest.mark.parametrize("method", ["enumerated", "rejection"])
+def test_n_larger_than_pool_repeats_whole_rounds(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Appendix C.2.1: past the pool the race starts again with fresh keys, on either method (the rejection path,
+    # the one every shipped config takes, raised here)
+    if method == "rejection":
+        monkeypatch.setattr(sampling, "ENUMERATE_LIMIT", 0)
+        monkeypatch.setattr(sampling, "MAX_CONSECUTIVE_REJECTIONS", 5_000)
     pool = {k for k, v in weights(ATTRS, PREFS, EXCL).items() if v > 0}
     size = len(pool)
     assert size == 10
-    out = [key(a) for a in sample_assignments(ATTRS, 2 * size + 3, preferences=PREFS, exclusions=EXCL, seed=7)]
+    draw = sample_assignments(ATTRS, 2 * size + 3, preferences=PREFS, exclusions=EXCL, seed=7)
+    out = [key(a) for a in draw]
     assert len(out) == 2 * size + 3
     assert set(out[:size]) == pool  # every pool assignment once in the first |pool| ...
     assert set(out[size : 2 * size]) == pool  # ... then a fresh round ...
     assert len(set(out[2 * size :])) == 3 and set(out[2 * size :]) <= pool  # ... and the start of a third
     assert out[size : 2 * size] != out[:size]  # fresh keys, not the same order again
+    assert draw == sample_assignments(ATTRS, 2 * size + 3, preferences=PREFS, exclusions=EXCL, seed=7)
 
 
-def test_rejection_path_stops_when_pool_is_exhausted(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rejection_path_raises_when_almost_no_weight_is_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a pool too large to count is never taken as drawn: the long run of rejections still raises
     monkeypatch.setattr(sampling, "ENUMERATE_LIMIT", 0)
+    monkeypatch.setattr(sampling, "POOL_COUNT_LIMIT", 0)
     monkeypatch.setattr(sampling, "MAX_CONSECUTIVE_REJECTIONS", 5_000)
     with pytest.raises(ValueError, match="no weight"):
         sample_assignments(ATTRS, 11, preferences=PREFS, exclusions=EXCL, seed=0)

@@ -40,6 +40,8 @@ P = TypeVar("P")
 #: Product spaces with at most this many positive-probability assignments are enumerated and Eq. 7 applied
 #: literally; larger ones are sampled by rejection. Read at call time (tests monkeypatch it).
 ENUMERATE_LIMIT = 50_000
+#: The largest product space whose pool the rejection sampler counts, to start a new round once it is all drawn.
+POOL_COUNT_LIMIT = 1_000_000
 #: The rejection sampler gives up (ValueError) after this many consecutive rejected draws.
 MAX_CONSECUTIVE_REJECTIONS = 1_000_000
 #: How far an attribute's probabilities may sum from 1.
@@ -165,9 +167,10 @@ def sample_assignments(
       That is the law of the exponential race: by memorylessness of the exponential times ``-ln(U_a) / w(a)``,
       the first winner is ``a`` with probability ``w(a) / W`` and, given the first k winners, the next one is
       proportional to ``w`` over the rest. So both methods give the same law for the ordered n-tuple.
-      The race's repeated rounds cannot be detected here (the pool is unknown): when n exceeds the pool, or the
-      preferences and exclusions leave almost no weight, ``MAX_CONSECUTIVE_REJECTIONS`` consecutive rejections
-      raise ValueError.
+      When n exceeds the pool, ``MAX_CONSECUTIVE_REJECTIONS`` consecutive rejections end a round: the pool is
+      then counted (a listable space only) and, every positive-weight assignment drawn, the next round starts
+      with nothing selected, as in the enumerated method. Otherwise (the preferences and exclusions leave
+      almost no weight) they raise ValueError.
 
     ValueError: probabilities not summing to 1 (within ``PROBABILITY_TOLERANCE``), negative or non-finite
     probabilities or multipliers, an attribute without values, ``n < 0``, or no assignment with positive
@@ -265,6 +268,14 @@ def _sample_rejection(
                     ok = coin < ratio
             if not ok:
                 rejected_run += 1
+                if (
+                    rejected_run >= MAX_CONSECUTIVE_REJECTIONS
+                    and selected
+                    and _pool_drawn(space, selected, rules, exclusions)
+                ):
+                    selected.clear()  # the whole pool is drawn: a new round, as the enumerated path does
+                    rejected_run = 0
+                    continue
                 if rejected_run >= MAX_CONSECUTIVE_REJECTIONS:
                     raise ValueError(
                         f"{rejected_run} consecutive draws rejected after {len(out)} of {n} assignments: the "
@@ -279,6 +290,26 @@ def _sample_rejection(
             if len(out) == n:
                 break
     return out
+
+
+def _pool_drawn(
+    space: _Space, selected: set[tuple[int, ...]], rules: list[Preference], exclusions: list[Predicate]
+) -> bool:
+    """Whether ``selected`` holds every positive-weight assignment (Appendix C.2.1: then the race starts a new
+    round). Counted by enumeration, only after a long run of rejections, and only for a space that can be listed
+    (at most ``POOL_COUNT_LIMIT`` assignments); a larger one is never taken as drawn."""
+    if space.size > POOL_COUNT_LIMIT:
+        return False
+    zero = [predicate for predicate, m in rules if m == 0]
+    pool = 0
+    for combo in itertools.product(*(range(len(v)) for v in space.values)):
+        a = {name: space.values[d][i] for d, (name, i) in enumerate(zip(space.names, combo, strict=True))}
+        if any(excluded(a) for excluded in exclusions) or any(predicate(a) for predicate in zero):
+            continue
+        pool += 1
+        if combo not in selected:
+            return False
+    return pool == len(selected)
 
 
 def sample_passages(
