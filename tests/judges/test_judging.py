@@ -136,11 +136,16 @@ def test_cli_judge_and_score_with_rule_panel(judged_run, server, tmp_path):
     assert result.exit_code == 0, result.output
     assert "rubric:A: 4/4 verdicts" in result.output
     out = tmp_path / "row.json"
-    result = runner.invoke(app, ["score", str(judged_run), "--judges", path, "--panel", "ab-rule", "-o", str(out)])
+    args = ["score", str(judged_run), "--judges", path, "--panel", "ab-rule", "-o", str(out)]
+    # small-bench rubrics carry no machine checks: the rule judge cannot decide them, so nothing is scored and
+    # the row is incomplete: exit 1, and the row is written only when that is accepted
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1 and not out.exists(), result.output
+    result = runner.invoke(app, [*args, "--allow-incomplete"])
     assert result.exit_code == 0, result.output
     row = json.loads(out.read_text())
-    # small-bench rubrics carry no machine checks: the rule judge cannot decide them, so nothing is scored
-    assert row["n_unscored"] == 4 and row["Mean"] is None
+    assert row["n_unscored"] == 4 and row["Mean"] is None and row["complete"] is False
+    assert "Mean over 0 of 4 subcategories" in " ".join(result.output.split())
     assert "rule: criteria [1, 2, 3] carry no machine check" in result.output
 
 

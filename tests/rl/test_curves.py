@@ -232,13 +232,18 @@ def test_selection_leaves_out_an_incomplete_run(tmp_path: Path) -> None:
 
 
 def test_scores_are_read_from_the_real_scores_file(tmp_path: Path) -> None:
-    run = write_run(tmp_path / "run", [("SVMR", 1.0), ("SVMR", 0.0), ("AOR", 0.5), ("MDCC", None)])
+    run = write_run(tmp_path / "run", [("SVMR", 1.0), ("SVMR", 0.0), ("AOR", 0.5), ("AOR", None)])
     score = read_checkpoint(EvalSpec(set="dev", step=20, path=run / "scores.json"))
     assert score.usable and score.n_items == 4 and score.n_scored == 3 and score.n_unscored == 1
     assert score.subcategory_mean == pytest.approx((0.5 + 0.5) / 2)  # SVMR 0.5, AOR 0.5
     assert score.pooled_mean == pytest.approx(1.5 / 3)
     assert score.single == pytest.approx(0.5) and score.multi is None
     assert score.re == pytest.approx(1000 * 1.5 / (3 * 5)) and score.length == pytest.approx(5.0)
+    # A subcategory of the bench with no scored item: no Mean over all of them (Eq. 2), the point left out
+    partial = write_run(tmp_path / "partial", [("SVMR", 1.0), ("AOR", 0.5), ("MDCC", None)])
+    score = read_checkpoint(EvalSpec(set="dev", step=20, path=partial))
+    assert not score.usable and score.value("subcategory") is None
+    assert score.excluded == "incomplete: Mean over 2 of 3 subcategories: 0.750 (unscored: MDCC)"
     # A Bench-Human run: only recorded items, whose Table 1 Mean is empty; its Subcategory Mean is still its own.
     human = write_run(tmp_path / "human", [("SVMR", 1.0), ("ICC", 0.0), ("ICC", 1.0)], source="human")
     score = read_checkpoint(EvalSpec(set="human", step=20, path=human))

@@ -46,13 +46,39 @@ def test_table1_row_by_hand():
     assert row.ER is None and row.MEA is None and row.MSA is None  # nothing scored there: no number
     assert row.Single == pytest.approx(0.5)
     assert row.Multi == pytest.approx(0.25)
-    assert row.Mean == pytest.approx((0.75 + 0.25 + 0.0) / 3)
+    # ER has no scored instance: Eq. 2's Mean is over all C = 4 subcategories, so there is none; the mean over the
+    # other three is kept apart and the row is incomplete, saying so
+    assert row.Mean is None and row.partial_mean == pytest.approx((0.75 + 0.25 + 0.0) / 3)
+    assert (row.n_subcategories, row.unscored_subcategories, row.complete) == (4, ["ER"], False)
+    assert row.incompleteness() == (
+        "incomplete: 1 of 8 items have no reply (1 failed requests, 0 not run); "
+        "Mean over 3 of 4 subcategories: 0.333 (unscored: ER)"
+    )
     assert row.Human == pytest.approx(0.5)
     assert pytest.approx(1000 * 1.75 / 14) == row.RE
     assert row.Style == pytest.approx(0.5)
     assert row.Len == pytest.approx((7 + 1 + 6 + 2) / 4)
     assert (row.n_instances, row.n_scored, row.n_unscored) == (8, 6, 2)
     assert (row.n_failed_requests, row.n_empty_replies, row.n_style_graded) == (1, 1, 4)
+
+
+def test_the_mean_is_over_every_subcategory_of_the_bench():
+    """Eq. 2's C is the bench's: one scored instance per subcategory gives the Mean; a subcategory whose only
+    instances are unscored (no failed request, no unrun item) leaves no Mean and an incomplete row, never a Mean
+    over the others shown as the bench's."""
+    whole = [
+        ScoredReply(subcategory="SVMR", score=1.0, reply="Left."),
+        ScoredReply(subcategory="ER", score=0.5, reply="Sorry."),
+        ScoredReply(subcategory="ER", score=None, reply="Hm."),  # one unscored of two: ER still has a mean
+    ]
+    row = table1_row(whole)
+    assert row.Mean == pytest.approx(0.75) and row.partial_mean is None and row.complete
+    assert row.incompleteness() is None and row.partial_mean_note() is None
+    part = table1_row([*whole[:1], ScoredReply(subcategory="ER", score=None, reply="Hm.")])
+    assert part.Mean is None and part.partial_mean == 1.0 and not part.complete
+    assert part.incompleteness() == "incomplete: Mean over 1 of 2 subcategories: 1.000 (unscored: ER)"
+    human_only = table1_row([*whole, ScoredReply(subcategory="ICC", source="human", score=None, reply="x")])
+    assert human_only.n_subcategories == 2 and human_only.complete  # C counts the synthetic subcategories
 
 
 def test_table1_row_of_nothing_scored_has_no_numbers():

@@ -140,7 +140,7 @@ def test_the_leaderboard_has_every_cell_ranked_tested_and_linked(suite_dir: Path
     before = attempts(out)
     result = runner.invoke(app, ["suite", "report", str(out)])
     assert result.exit_code == 0, result.output
-    assert "2 models x 2 benchmarks: 4 cells, 0 incomplete" in result.output
+    assert "2 models x 2 benchmarks: 4 cells, 2 incomplete or not run" in result.output  # the example bench's
     assert attempts(out) == before  # the leaderboard sends nothing
     board = json.loads((out / "leaderboard.json").read_text())
     assert board["schema"] == "omnivchat-leaderboard-v1" and len(board["cells"]) == 4
@@ -152,15 +152,16 @@ def test_the_leaderboard_has_every_cell_ranked_tested_and_linked(suite_dir: Path
     assert blind["neighbour"]["n_paired"] == 4 and blind["neighbour"]["difference"] == 1.0 - blind["value"]
     assert healthy["fusion_gain"] is not None and healthy["fusion_ci"] is not None  # the qa grid ran
     assert cells[("healthy", "example")]["fusion_gain"] is None  # not ablated
-    # Holm across the table's two tests, by hand: the smaller p times 2; the larger at least that, times 1.
+    # Holm across the table's tests: only ranked (complete) cells are tested, here the qa pair alone, a family of
+    # one (the incomplete example cells are in no family; Holm's arithmetic is tested in tests/scoring/test_holm.py)
     tests = [c["neighbour"] for c in board["cells"] if c["neighbour"]]
-    assert len(tests) == 2
-    low, high = sorted(tests, key=lambda t: t["p"])
-    assert low["p_holm"] == pytest.approx(min(1.0, 2 * low["p"]))
-    assert high["p_holm"] == pytest.approx(max(low["p_holm"], min(1.0, high["p"])))
-    # The rule judge cannot decide 3 of the example bench's 8 replies: counted apart, the cell still whole.
+    assert len(tests) == 1 and tests[0]["p_holm"] == pytest.approx(tests[0]["p"])
+    # The rule judge cannot decide 3 of the example bench's 8 replies, all of their subcategories: counted apart,
+    # and with 3 of its 8 subcategories unscored the cell has no Mean over the bench (Eq. 2): marked, never ranked.
     example = cells[("healthy", "example")]
-    assert example["status"] == "complete" and example["n_scored"] == 5 and "3 of 8 replies" in example["note"]
+    assert example["status"] == "incomplete" and example["rank"] is None and example["neighbour"] is None
+    assert example["n_scored"] == 5 and "3 of 8 replies" in example["note"]
+    assert "Mean over 5 of 8 subcategories" in example["reason"]
     costs = {c["model"]: c for c in board["costs"]}
     assert costs["healthy"]["attempts"] == 8 + 4 + 16 and costs["healthy"]["total_tokens"] > 0
     html = (out / "leaderboard.html").read_text()
@@ -188,16 +189,19 @@ def test_incomplete_cells_are_marked_and_never_ranked(tmp_path: Path) -> None:
     html.parent.mkdir()
     result = runner.invoke(app, ["suite", "report", str(out), "-o", str(html)])
     assert result.exit_code == 0, result.output
-    assert "4 cells, 2 incomplete or not run" in result.output
+    assert "4 cells, 3 incomplete or not run" in result.output  # the down model's two, the rule-scored example
     board = json.loads(html.with_suffix(".json").read_text())
     for cell in board["cells"]:
         if cell["model"] == "down":
             assert cell["status"] == "incomplete" and cell["rank"] is None and cell["neighbour"] is None
             assert "8 of 8 items: request failed" in cell["reason"] or "4 of 4 items: request failed" in cell["reason"]
+        elif cell["benchmark"] == "example":
+            assert cell["status"] == "incomplete" and cell["rank"] is None
+            assert "Mean over 5 of 8 subcategories" in cell["reason"]
         else:
             assert cell["status"] == "complete" and cell["rank"] == 1 and cell["neighbour"] is None
     page = html.read_text()
-    assert page.count("INCOMPLETE") == 2 and 'href="../out/healthy/qa/report.html"' in page
+    assert page.count("INCOMPLETE") == 3 and 'href="../out/healthy/qa/report.html"' in page
     again = runner.invoke(app, ["suite", "report", str(out), "-o", str(html)])
     assert again.exit_code == 2 and "--force" in again.output  # the tool replaces a chosen file only when told
 
@@ -261,7 +265,7 @@ def test_a_cell_that_cannot_be_scored_is_marked_and_the_rest_reported(tmp_path: 
     assert damaged["status"] == "incomplete" and damaged["reason"].startswith("cannot score:")
     assert "store.sqlite" in damaged["reason"] and damaged["rank"] is None
     assert cells[("healthy", "qa")]["rank"] == 1 and cells[("healthy", "qa")]["neighbour"] is None
-    assert cells[("blind", "example")]["rank"] == 2
+    assert cells[("blind", "example")]["status"] == "incomplete"  # the rule judge leaves 3 subcategories unscored
     costs = {c["model"]: c for c in json.loads((out / "leaderboard.json").read_text())["costs"]}
     assert costs["blind"]["unreadable"] == [str(out / "blind" / "qa" / "run" / "store.sqlite")]
     assert (

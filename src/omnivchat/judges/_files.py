@@ -195,7 +195,28 @@ def table1_scores(scores: BenchmarkScores, path: Path, *, error: type[Exception]
         )
     data = {**scores.metrics, "items": [item.detail for item in scores.items]}
     metrics = validate_file(_Table1Metrics, data, path, "Table 1 scores file", error=error)
+    if metrics.table1.n_subcategories is None:
+        scores, metrics = _older_mean(scores, metrics)
     return Table1Scores(file=scores, **dict(metrics))
+
+
+def _older_mean(scores: BenchmarkScores, metrics: _Table1Metrics) -> tuple[BenchmarkScores, _Table1Metrics]:
+    """A file written before the Mean was checked against every subcategory of the bench (Eq. 2): its Mean over
+    fewer is moved to ``partial_mean`` and the file read as incomplete, as it is written today."""
+    from omnivchat.scoring import unscored_subcategories
+
+    try:
+        c, unscored = unscored_subcategories((r.subcategory, r.score) for r in metrics.items if r.source == "synthetic")
+    except KeyError:  # a subcategory this version does not know: its Mean is left as the file has it
+        return scores, metrics
+    row = metrics.table1
+    update: dict[str, Any] = {"n_subcategories": c, "unscored_subcategories": unscored}
+    if unscored:
+        update |= {"Mean": None, "partial_mean": row.Mean}
+    row = row.model_copy(update=update)
+    if unscored:
+        scores = scores.model_copy(update={"complete": False, "incomplete": row.incompleteness()})
+    return scores, metrics.model_copy(update={"table1": row})
 
 
 def record_result(record: ScoreRecord) -> ItemResult:

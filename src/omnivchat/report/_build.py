@@ -29,6 +29,7 @@ from omnivchat.report._inputs import (
     ScoredRun,
     load_inputs,
 )
+from omnivchat.scoring import Table1Row
 
 TEMPLATE = "template.html.j2"
 SIMULATED_LABEL = "simulated (harness check)"
@@ -139,6 +140,12 @@ def _common_base(inputs: Inputs) -> Path:
 # Sections
 
 
+def _null_reason(row: Table1Row, column: str) -> str:
+    """Why a Table 1 cell is empty: the Mean of a bench with unscored subcategories says over how many it is."""
+    partial = row.partial_mean_note() if column == "Mean" else None
+    return partial or NULL_REASONS.get(column, f"no data: no scored {column} item")
+
+
 def _table1(runs: list[ScoredRun], output: Path, base: Path) -> dict[str, Any]:
     from omnivchat.scoring import TABLE1_COLUMNS
 
@@ -152,10 +159,7 @@ def _table1(runs: list[ScoredRun], output: Path, base: Path) -> dict[str, Any]:
                 "bench": run.bench,
                 "panel": "+".join(run.scores.panel) or "—",
                 "prompts": run.prompts,
-                "cells": [
-                    num(getattr(t1, c), f, f"metrics.table1.{c}", NULL_REASONS.get(c, f"no data: no scored {c} item"))
-                    for c in TABLE1_COLUMNS
-                ],
+                "cells": [num(getattr(t1, c), f, f"metrics.table1.{c}", _null_reason(t1, c)) for c in TABLE1_COLUMNS],
                 "n": num(t1.n_scored, f, "metrics.table1.n_scored"),
                 "n_instances": num(t1.n_instances, f, "metrics.table1.n_instances"),
                 "incomplete": _incomplete(run),

@@ -13,6 +13,7 @@ from omnivchat.scoring._aggregate import (
     subcategory_mean,
     table1_row,
     turn_kind_means,
+    unscored_subcategories,
 )
 from omnivchat.scoring._paired import (
     ALPHA as PAIRED_ALPHA,
@@ -78,5 +79,6 @@ __all__ = [
     "table1_row",
     "table3",
     "turn_kind_means",
+    "unscored_subcategories",
     "word_count",
 ]

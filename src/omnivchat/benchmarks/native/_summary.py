@@ -25,6 +25,9 @@ def table1_table(row: Table1Row, title: str) -> ScoreTable:
         f"{values['n_empty_replies']} empty replies, {values['n_style_graded']} style-graded. "
         "— marks a column with no data."
     )
+    partial = row.partial_mean_note()
+    if partial is not None:
+        note += f" Mean —: {partial}, not Eq. 2's Mean over every subcategory of the bench."
     return ScoreTable(title, list(TABLE1_COLUMNS), [cells], note, incomplete=row.incompleteness() is not None)
 
 
@@ -73,5 +76,10 @@ def score_summary(run_dir: Path, options: ScoreOptions, own: NativeScoreOptions)
         report.notes.append(note)
     incomplete = row.incompleteness()
     if incomplete is not None:
-        report.incomplete = f"{incomplete}: these figures are not the bench's; resume the run with `omnivchat eval`"
+        todo = []
+        if row.n_failed_requests + row.n_not_run:
+            todo.append("resume the run with `omnivchat eval`")
+        if row.unscored_subcategories:
+            todo.append("score every subcategory (a panel with an LLM judge: `omnivchat judge`, then `score --panel`)")
+        report.incomplete = f"{incomplete}: these figures are not the bench's; {' and '.join(todo)}"
     return report
