@@ -64,7 +64,9 @@ def native_file(run_dir: Path, row: Table1Row, items: list[ScoreRecord]) -> Path
 
 
 def test_a_native_run_writes_the_one_schema_with_its_table1_in_metrics(run_dir: Path) -> None:
-    row = Table1Row(n_instances=2, n_scored=1, n_failed_requests=1, AH=0.5)
+    row = Table1Row(
+        n_instances=2, n_scored=1, n_failed_requests=1, AH=0.5, n_subcategories=2, unscored_subcategories=["ICC"]
+    )
     items = [
         ScoreRecord(id="s1", subcategory="SVMR", score=0.5, reason="panel mean of 1", per_judge={"rule": 0.5}),
         ScoreRecord(id="s2", subcategory="ICC", reason="request: media", request_failed=True),

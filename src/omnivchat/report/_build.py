@@ -143,7 +143,9 @@ def _common_base(inputs: Inputs) -> Path:
 def _null_reason(row: Table1Row, column: str) -> str:
     """Why a Table 1 cell is empty: the Mean of a bench with unscored subcategories says over how many it is."""
     partial = row.partial_mean_note() if column == "Mean" else None
-    return partial or NULL_REASONS.get(column, f"no data: no scored {column} item")
+    if partial is not None:
+        return f"no data: {partial}, not the Mean over every subcategory of the bench (Eq. 2)"
+    return NULL_REASONS.get(column, f"no data: no scored {column} item")
 
 
 def _table1(runs: list[ScoredRun], output: Path, base: Path) -> dict[str, Any]:
