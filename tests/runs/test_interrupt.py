@@ -22,8 +22,10 @@ def test_ctrl_c_says_what_was_done_and_the_rerun_resumes(small_bench, tmp_path):
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait for the first stored item, then press Ctrl-C
         store = run_dir / "store.sqlite"
-        if store.is_file():
-            with RunStore(store) as s:
+        if (
+            store.is_file()
+        ):  # read-only: this test is a reader beside the run's writer, which may not be done creating it
+            with RunStore(store, read_only=True) as s:
                 if any(i["status"] == "done" for i in s.items()):
                     break
         time.sleep(0.05)

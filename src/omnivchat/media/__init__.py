@@ -13,8 +13,9 @@
 Authoring code (the procedural renderer, speech synthesis, tail repair) is in :mod:`omnivchat.synth`, which
 builds on this package; nothing here imports it.
 
-Every failure about a file raises :class:`MediaError` naming that file. Names are imported lazily, so importing
-this package costs next to nothing. See docs/media.md.
+Every failure about a file raises :class:`MediaError` naming that file; every ffmpeg and PyAV call is bounded
+(``$OMNIVCHAT_MEDIA_TIMEOUT_S``, 300 s) and raises :class:`MediaTimeout` past it. Names are imported lazily, so
+importing this package costs next to nothing. See docs/media.md.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from omnivchat._lazy import lazy_names
+from omnivchat.media._bounded import bounded
 from omnivchat.media._ffmpeg import (
     AUDIO_ENCODE_ARGS,
     DETERMINISTIC_ARGS,
     VIDEO_ENCODE_ARGS,
     MediaError,
     MediaKilled,
+    MediaTimeout,
     encoder_version,
     ffmpeg_exe,
     finish_ffmpeg,
@@ -120,10 +123,12 @@ __all__ = [
     "MediaInfo",
     "MediaKilled",
     "MediaLimits",
+    "MediaTimeout",
     "ProbeResult",
     "StreamInfo",
     "batch",
     "blank_video",
+    "bounded",
     "cache_dir",
     "cached_probe",
     "compose_clip",

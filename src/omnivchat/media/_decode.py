@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from omnivchat.media._bounded import bounded
 from omnivchat.media._ffmpeg import MediaError
 from omnivchat.media._probe import decode_audio, open_container, probe, require_video
 
@@ -69,6 +70,7 @@ def sample_times(duration: float, fps: float, max_frames: int) -> list[float]:
     return [(i + 0.5) * step for i in range(max_frames)]
 
 
+@bounded("sampling frames")
 def sample_frames(
     path: str | os.PathLike[str], fps: float = 2.0, max_frames: int = 16, *, max_side: int | None = None
 ) -> list[FrameSample]:

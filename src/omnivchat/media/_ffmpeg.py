@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -21,6 +22,38 @@ class MediaError(OmnivchatError, RuntimeError):
 class MediaKilled(MediaError):
     """ffmpeg was killed by a signal (an interrupt, the out-of-memory killer): nothing is known of the file, so
     this is never a verdict on it (a caller retries or stops; it never discards what it was making)."""
+
+
+class MediaTimeout(MediaError):
+    """An ffmpeg or PyAV call ran past its bound (:func:`media_timeout_s`): a clip that makes the decoder hang
+    fails alone, with this kind, and the run goes on."""
+
+
+TIMEOUT_ENV = "OMNIVCHAT_MEDIA_TIMEOUT_S"
+DEFAULT_TIMEOUT_S = 300.0  # an hour-long clip fitted on a slow machine takes a few minutes; a hang never ends
+
+
+def media_timeout_s() -> float:
+    """The bound on one ffmpeg or PyAV call, in seconds: ``$OMNIVCHAT_MEDIA_TIMEOUT_S`` or 300."""
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not (value > 0 and value != float("inf")):
+        raise MediaError(f"{TIMEOUT_ENV}={raw!r}: not a positive number of seconds")
+    return value
+
+
+def timed_out(subject: Path | str | None, what: str, limit: float) -> MediaTimeout:
+    """The error of a media call stopped at its bound, naming the file and how to change the bound."""
+    where = f"{subject}: " if subject is not None else ""
+    return MediaTimeout(
+        f"{where}{what} did not finish within {limit:g} s and was stopped (the clip may make the decoder hang; "
+        f"{TIMEOUT_ENV} sets the bound)"
+    )
 
 
 # Flags that make an encode byte-identical from one run to the next on the same ffmpeg build: x264's output
@@ -78,7 +111,11 @@ def encoder_version() -> str:
     Encoded bytes differ between ffmpeg builds, so a cached file is only reused under the same build.
     """
     exe = ffmpeg_exe()
-    proc = subprocess.run([exe, "-version"], capture_output=True, check=False)
+    limit = media_timeout_s()
+    try:
+        proc = subprocess.run([exe, "-version"], capture_output=True, check=False, timeout=limit)
+    except subprocess.TimeoutExpired:
+        raise timed_out(exe, "ffmpeg -version", limit) from None
     first = proc.stdout.decode("utf-8", "replace").splitlines()[:1]
     return first[0].strip() if first else f"unknown ffmpeg at {exe}"
 
@@ -114,10 +151,15 @@ def run_ffmpeg(args: list[str], *, subject: Path | str | None = None) -> subproc
 
     ffmpeg runs in a session of its own (as every child process of the tool does): a terminal's Ctrl-C reaches only
     the tool, which decides what stops. On the calling thread an interrupt still kills it (``subprocess.run``
-    kills its child on any exception); on a worker thread it finishes its (short) work."""
+    kills its child on any exception); on a worker thread it finishes its (short) work. A call that runs past
+    :func:`media_timeout_s` is killed and raises MediaTimeout."""
     cmd = _base_cmd(args)
+    limit = media_timeout_s()
     _count()
-    proc = subprocess.run(cmd, capture_output=True, check=False, start_new_session=True)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, check=False, start_new_session=True, timeout=limit)
+    except subprocess.TimeoutExpired:  # subprocess.run has killed and reaped it
+        raise timed_out(subject, "ffmpeg", limit) from None
     if proc.returncode != 0:
         raise _failure(subject, proc.returncode, proc.stderr)
     return proc
@@ -126,24 +168,52 @@ def run_ffmpeg(args: list[str], *, subject: Path | str | None = None) -> subproc
 def popen_ffmpeg(args: list[str]) -> subprocess.Popen[bytes]:
     """Start ffmpeg with a writable stdin (raw frames are streamed into it); stderr is captured.
 
-    Finish with :func:`finish_ffmpeg`, which closes stdin, waits and raises on failure.
+    Finish with :func:`finish_ffmpeg`, which closes stdin, waits and raises on failure. A process still running
+    :func:`media_timeout_s` after its start is killed (a write into it then fails; finish_ffmpeg says it timed out).
     """
+    limit = media_timeout_s()
     _count()
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         _base_cmd(args),  # -nostdin only turns off key handling; `-i pipe:0` still reads stdin
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+    deadline = _Deadline(limit, threading.Timer(limit, _expire, (proc,)))
+    deadline.timer.daemon = True
+    deadline.timer.start()
+    proc._omnivchat_deadline = deadline  # type: ignore[attr-defined]
+    return proc
+
+
+@dataclass
+class _Deadline:
+    limit: float
+    timer: threading.Timer
+    expired: bool = False
+
+
+def _expire(proc: subprocess.Popen[bytes]) -> None:
+    deadline: _Deadline = proc._omnivchat_deadline  # type: ignore[attr-defined]
+    if proc.poll() is None:
+        deadline.expired = True
+        proc.kill()
 
 
 def finish_ffmpeg(proc: subprocess.Popen[bytes], *, subject: Path | str | None = None) -> None:
-    """Close ``proc``'s stdin, wait for it, and raise MediaError naming ``subject`` if it failed."""
+    """Close ``proc``'s stdin, wait for it, and raise MediaError naming ``subject`` if it failed (MediaTimeout when
+    it ran past its bound and was killed)."""
     if proc.stdin is not None and not proc.stdin.closed:
         with contextlib.suppress(BrokenPipeError):  # ffmpeg died early; its stderr says why
             proc.stdin.close()
-    stderr = proc.stderr.read() if proc.stderr is not None else b""
-    code = proc.wait()
+    deadline: _Deadline | None = getattr(proc, "_omnivchat_deadline", None)
+    stderr = proc.stderr.read() if proc.stderr is not None else b""  # bounded: the deadline kills a stuck one
+    proc.wait()
+    if deadline is not None:
+        deadline.timer.cancel()
+        if deadline.expired:
+            raise timed_out(subject, "ffmpeg", deadline.limit)
+    code = proc.returncode
     if code != 0:
         raise _failure(subject, code, stderr)

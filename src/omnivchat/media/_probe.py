@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from omnivchat.media._bounded import bounded
 from omnivchat.media._cache import atomic_build, cache_key, cached_path, content_hash
 from omnivchat.media._cache import cache_dir as resolve_cache_dir
-from omnivchat.media._ffmpeg import MediaError
+from omnivchat.media._ffmpeg import MediaError, MediaTimeout
 
 if TYPE_CHECKING:
     import numpy as np
@@ -127,6 +128,7 @@ def _layout_name(cc: Any) -> str | None:
     return getattr(layout, "name", None) or None
 
 
+@bounded("probing")
 def probe(path: str | os.PathLike[str], *, energy: bool = True, verify: bool | None = None) -> MediaInfo:
     """Read the streams, duration, size, frame rate and codecs of ``path``.
 
@@ -212,6 +214,7 @@ def probe(path: str | os.PathLike[str], *, energy: bool = True, verify: bool | N
     return result
 
 
+@bounded("decoding the audio")
 def decode_audio(path: Path, *, sr: int | None, info: MediaInfo | None = None) -> tuple[np.ndarray, int]:
     """Decode the first audio track of ``path`` to mono float32 at ``sr`` (None: the source rate).
 
@@ -265,6 +268,7 @@ def require_audio(info: MediaInfo) -> None:
         raise MediaError(f"{info.path}: unsupported audio codec (no decoder available)")
 
 
+@bounded("reading every packet")
 def verify_complete(path: Path) -> None:
     """Raise MediaError naming the file if its packets are unreadable or fewer than its index promises.
 
@@ -353,6 +357,8 @@ def cached_probe(
         return ProbeResult(path=str(p), sha256=digest, info=info, error=error, cached=True)
     try:
         info, error = probe(p, energy=energy, verify=verify), None
+    except MediaTimeout as exc:  # a bound says nothing lasting of the bytes: never cached
+        return ProbeResult(path=str(p), sha256=digest, error=_reason(exc, p))
     except MediaError as exc:
         info, error = None, _reason(exc, p)
     record = {"error": error} if info is None else {"info": info.model_dump(mode="json", exclude={"path"})}

@@ -47,6 +47,7 @@ from omnivchat.routes._types import (
     Sampling,
     SimOracle,
     SpokenReply,
+    media_failure,
     retry_after_s,
     status_kind,
 )
@@ -97,6 +98,7 @@ __all__ = [
     "get_route",
     "is_placeholder",
     "load_endpoints",
+    "media_failure",
     "rates_for",
     "read_key_file",
     "redact",

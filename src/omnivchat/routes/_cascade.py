@@ -33,7 +33,7 @@ from omnivchat.routes._defaults import RouteSettings, SettingsError, resolve_set
 from omnivchat.routes._sender import AdaptiveLimiter, RetryPolicy, send_with_retries
 from omnivchat.routes._spec import ModelSpec
 from omnivchat.routes._transcribe import LOCAL_WHISPER, ZERO_USAGE, LocalWhisperRoute, TranscriptionRoute
-from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError, Sampling
+from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError, Sampling, media_failure
 
 PREFIX = "cascade:"
 STAGES = ("asr", "captioner", "llm")
@@ -284,7 +284,7 @@ class CascadeRoute:
                 "visible": visible,
             }
         except media.MediaError as err:
-            raise RouteError("media", f"item {item_id}: {err}") from None
+            raise media_failure(err, f"item {item_id}: ") from None
 
     def prepare(self, request: ChatRequest) -> Prepared:
         if request.reply_audio is not None:

@@ -18,7 +18,7 @@ from omnivchat.routes._credentials import Secret
 from omnivchat.routes._defaults import RouteSettings
 from omnivchat.routes._media_parts import MediaStore
 from omnivchat.routes._redact import Redactor
-from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError
+from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError, media_failure
 
 GEMINI_API = "https://generativelanguage.googleapis.com"
 _FINISH = {"STOP": "stop", "MAX_TOKENS": "length"}
@@ -73,7 +73,7 @@ class GeminiRoute:
             info = m.probe(fitted, energy=False)
             digest = m.content_hash(fitted)
         except m.MediaError as err:
-            raise RouteError("media", str(err)) from None
+            raise media_failure(err) from None
         media.files[digest] = (fitted, "video/mp4")
         media.probed[fitted] = info
         part = {"video": digest, "bytes": info.size_bytes, "fps": self.settings.frames_fps}

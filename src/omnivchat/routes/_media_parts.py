@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omnivchat.routes._types import Delivered, RouteError
+from omnivchat.routes._types import Delivered, RouteError, media_failure
 
 PLACEHOLDER = "omnivchat-media:"  # followed by "<sha256>"; replaced by a data URL at send time
 PLACEHOLDER_RAW = "omnivchat-media-b64:"  # replaced by bare base64 (input_audio on vLLM)
@@ -215,7 +215,7 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
             data = PLACEHOLDER_RAW + store.add_file(wav, "audio/wav")
             parts.append({"type": "input_audio", "input_audio": {"data": data, "format": "wav"}})
     except media.MediaError as err:
-        raise RouteError("media", str(err)) from None
+        raise media_failure(err) from None
     except OSError as err:  # gone or unreadable since the benchmark loaded it
         raise RouteError("media", f"{err.filename or clip}: cannot read ({err.strerror})") from None
     audio = audio_in_video or separate

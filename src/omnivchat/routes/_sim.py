@@ -23,7 +23,7 @@ from omnivchat.routes._audio import checked_wav
 from omnivchat.routes._base import Prepared
 from omnivchat.routes._defaults import RouteSettings, SettingsError
 from omnivchat.routes._media_parts import file_identity
-from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError, SpokenReply
+from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError, SpokenReply, media_failure
 
 Speaker = Callable[[str, str, str], bytes]
 """``speaker(text, voice, language)`` -> a WAV file of ``text`` spoken: how a simulated model answers aloud. The
@@ -122,7 +122,7 @@ def _perceive(clip: Path) -> tuple[bool, bool, str]:
             visible = any(int(f.array.max()) > 24 for f in frames)
         return visible, info.has_audio and not info.is_silent, media.content_hash(clip)
     except media.MediaError as err:
-        raise RouteError("media", str(err)) from None
+        raise media_failure(err) from None
 
 
 class SimRoute:

@@ -20,7 +20,7 @@ from omnivchat.routes._base import Prepared
 from omnivchat.routes._credentials import Secret
 from omnivchat.routes._defaults import RouteSettings
 from omnivchat.routes._redact import Redactor
-from omnivchat.routes._types import ChatRequest, ChatResponse, RouteError, retry_after_s, status_kind
+from omnivchat.routes._types import ChatRequest, ChatResponse, RouteError, media_failure, retry_after_s, status_kind
 
 SAMPLE_RATE = 16000
 LOCAL_WHISPER = "whisper-tiny.en"
@@ -38,7 +38,7 @@ def _clip_audio(request: ChatRequest) -> np.ndarray:
     try:
         return media.extract_audio(request.clip, sr=SAMPLE_RATE)
     except media.MediaError as err:
-        raise RouteError("media", str(err)) from None
+        raise media_failure(err) from None
 
 
 def _clip_hash(request: ChatRequest) -> str:
@@ -49,7 +49,7 @@ def _clip_hash(request: ChatRequest) -> str:
     try:
         return media.content_hash(request.clip)
     except media.MediaError as err:
-        raise RouteError("media", str(err)) from None
+        raise media_failure(err) from None
 
 
 class LocalWhisperRoute:

@@ -23,6 +23,7 @@ ErrorKind = Literal[
     "bad_finish",  # any other finish reason but `stop`
     "empty",  # empty text where text is required (judges)
     "media",  # a clip could not be read or fitted: the item fails, others go on
+    "media_timeout",  # an ffmpeg or PyAV call on the clip ran past its bound: the item fails, others go on
     "input",  # the item's own data cannot make a request (a cut-off that cannot be read): it fails, others go on
     "unsupported",  # the route cannot deliver what the request holds
     "unparseable",  # a complete answer the caller cannot use (a judge verdict that does not parse)
@@ -95,6 +96,14 @@ class RouteError(Exception):
     @property
     def retryable(self) -> bool:
         return self.kind in RETRYABLE
+
+
+def media_failure(err: Exception, prefix: str = "") -> RouteError:
+    """A media error as an item's failure: kind "media_timeout" for a call stopped at its bound (the clip may make
+    the decoder hang), else "media"; ``prefix`` goes before the message (e.g. "item 3: ")."""
+    from omnivchat.media import MediaTimeout
+
+    return RouteError("media_timeout" if isinstance(err, MediaTimeout) else "media", f"{prefix}{err}")
 
 
 class Sampling(BaseModel):

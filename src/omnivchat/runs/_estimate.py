@@ -25,6 +25,7 @@ from omnivchat.routes import (
     StagedRoute,
     TokenRates,
     estimate_prepared,
+    media_failure,
     rates_for,
 )
 from omnivchat.runs._cost import RunCost, money, tally
@@ -159,7 +160,7 @@ async def estimate_requests(
         except RouteError as err:
             return err
         except MediaError as err:
-            return RouteError("media", str(err))
+            return media_failure(err)
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         done = await asyncio.get_running_loop().run_in_executor(None, lambda: list(pool.map(one, requests)))
@@ -198,7 +199,7 @@ async def estimate_tasks_async(
                 try:
                     requests.append(pending.build())
                 except (RouteError, MediaError) as err:
-                    kind = err.kind if isinstance(err, RouteError) else "media"
+                    kind = err.kind if isinstance(err, RouteError) else media_failure(err).kind
                     dry.items += 1
                     dry.not_built[kind] = dry.not_built.get(kind, 0) + 1
                     dry.first_errors.setdefault(kind, f"{pending.key}: {err}")

@@ -32,6 +32,7 @@ from omnivchat.routes import (
     RouteError,
     StagedRoute,
     estimate_prepared,
+    media_failure,
     send_with_retries,
 )
 from omnivchat.runs._budget import Budget, check_priced
@@ -168,7 +169,7 @@ class Runner:
             else:
                 found = estimate_prepared(prepared, self.route.settings)
         except MediaError as err:
-            raise RouteError("media", str(err)) from None
+            raise media_failure(err) from None
         return found.usd or 0.0
 
     def _settle(
@@ -418,7 +419,7 @@ async def run_tasks_async(
         except RouteError as err:
             return err
         except MediaError as err:  # a clip that cannot be read or transformed: this item fails alone
-            return RouteError("media", str(err))
+            return media_failure(err)
 
     try:
         for work in tasks:

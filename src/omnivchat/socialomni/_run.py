@@ -33,6 +33,7 @@ from omnivchat.routes import (
     Route,
     RouteError,
     Sampling,
+    media_failure,
 )
 from omnivchat.runs import (
     Budget,
@@ -221,8 +222,7 @@ def item_request(
     try:
         clip, clip_sha = make_prefix(item.video, cutoff, prefixes)
     except Exception as err:
-        message = str(err) if str(item.video) in str(err) else f"{item.video}: {err}"
-        raise RouteError("media", message) from None
+        raise media_failure(err, "" if str(item.video) in str(err) else f"{item.video}: ") from None
     meta["media_sha256"] = clip_sha
     cards_of: dict[str, Callable[[PromptCards, Any], str]] = {"who": who_text, "when": when_text, "how": how_text}
     text = cards_of[task](cards, item)

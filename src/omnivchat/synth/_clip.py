@@ -33,7 +33,7 @@ from typing import Literal, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from omnivchat.media import MediaError, MediaInfo, run_ffmpeg
+from omnivchat.media import MediaError, MediaInfo, bounded, run_ffmpeg
 from omnivchat.synth._detect import (
     SKIP_AFTER_CONTENT_S,
     TailRepair,
@@ -112,6 +112,7 @@ def _probe_checked(path: Path) -> MediaInfo:
     return info
 
 
+@bounded("decoding the audio")
 def decode_channels(path: Path) -> _Decoded:
     """Decode the first audio track of ``path`` at its native rate as float32 ``(N, C)``.
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from omnivchat.errors import OmnivchatError
-from omnivchat.routes import AttemptCost, ChatResponse, RetryPolicy, RouteError
+from omnivchat.routes import AttemptCost, ChatResponse, RetryPolicy, RouteError, media_failure
 
 CALLS_FILE = "calls.sqlite"
 NO_PAID_REQUEST = "no paid request"  # an agent call that sent nothing billable (offline agents, local work)
@@ -151,7 +151,7 @@ class AgentCalls:
                     _meter.costs = None  # the attempt stays open: shown as interrupted, made again on the rerun
                     raise Stopped(f"{item_id}: {agent} {op} interrupted") from None
                 last, cause = str(err), err
-                failure = err if isinstance(err, RouteError) else RouteError("media", last)
+                failure = err if isinstance(err, RouteError) else media_failure(err)
                 with self._lock:
                     self.store.finish_attempt(attempt_id, key, failure)
                     self._settle(attempt_id, token, op)

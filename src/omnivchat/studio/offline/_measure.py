@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from omnivchat.media import MediaError
+from omnivchat.media import MediaError, bounded
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -157,6 +157,7 @@ def _luma(frame: Frame) -> NDArray[np.float32]:
     return cast("NDArray[np.float32]", 0.299 * f[..., 0] + 0.587 * f[..., 1] + 0.114 * f[..., 2])
 
 
+@bounded("decoding frames")
 def _decode_frames(path: Path, times: Iterable[float], size: tuple[int, int]) -> dict[float, Frame]:
     """The frame on screen at each of ``times`` (seconds), as (h, w, 3) RGB arrays of ``size`` = (w, h).
 
