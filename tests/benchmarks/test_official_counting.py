@@ -15,8 +15,8 @@ from bench_factory import realdata
 from typer.testing import CliRunner
 
 from omnivchat.benchmarks._choice import parse_strict
-from omnivchat.benchmarks._mcq import OFFICIAL_METRIC
 from omnivchat.benchmarks._official import OFFICIAL, Answered, official_figure, official_gold
+from omnivchat.benchmarks.mcq import OFFICIAL_METRIC
 from omnivchat.cli import app
 from omnivchat.testing import Behaviour, LoopbackServer, message_text
 
@@ -132,10 +132,13 @@ def test_worldsense_vlmevalkit_reads_the_first_capital_after_its_prefixes() -> N
 
 
 def test_every_public_benchmark_has_a_rule() -> None:
-    from omnivchat.benchmarks import registered
+    """Each multiple-choice benchmark omnivchat ships declares its published rule (McqBenchmark's ``official``)."""
+    from omnivchat.benchmarks import package_of, registered
+    from omnivchat.benchmarks.mcq import McqBenchmark
 
-    mcq = {n for n, b in registered().items() if type(b).__name__ == "McqBenchmark"}
-    assert mcq == set(OFFICIAL)
+    shipped = {n: b for n, b in registered().items() if isinstance(b, McqBenchmark) and package_of(n) == "omnivchat"}
+    assert set(shipped) == set(OFFICIAL)
+    assert all(b.official is OFFICIAL[n] for n, b in shipped.items())
 
 
 def test_score_prints_the_official_figure_beside_the_headline(tmp_path: Path) -> None:

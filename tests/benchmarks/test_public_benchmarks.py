@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from omnivchat.benchmarks import Benchmark, ScoreOptions, Source, get_benchmark
 from omnivchat.benchmarks._choice import clustered_accuracy
-from omnivchat.benchmarks._mcq import McqError, load_card, mcq_metrics, score_reply
+from omnivchat.benchmarks.mcq import McqError, load_card, mcq_metrics, score_reply
 from omnivchat.cli import app
 from omnivchat.media import export_audio, probe, strip_audio
 from omnivchat.scoring.statistics import bootstrap_interval, cluster_bootstrap_interval, clustered_se

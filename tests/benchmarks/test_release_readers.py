@@ -14,8 +14,8 @@ from bench_factory import realdata
 from typer.testing import CliRunner
 
 from omnivchat.benchmarks import ScoreOptions, Source, get_benchmark
-from omnivchat.benchmarks._mcq import McqError, duplicates
 from omnivchat.benchmarks.dailyomni import read as read_dailyomni
+from omnivchat.benchmarks.mcq import McqError, duplicates
 from omnivchat.cli import app
 from omnivchat.media import export_audio
 

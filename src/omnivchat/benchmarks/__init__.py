@@ -6,7 +6,7 @@ omnivchat ships ``omnivchat`` (the native bench format, :mod:`omnivchat.benchmar
 (:mod:`omnivchat.benchmarks.socialomni`), ``byo`` (bring-your-own JSON, :mod:`omnivchat.benchmarks.byo`), ``hf``
 (a local Hugging Face dataset with a column mapping, :mod:`omnivchat.benchmarks.hf`), and the public omni
 benchmarks ``worldsense``, ``dailyomni``, ``omnibench``, ``avodyssey``, ``videomme`` and ``lvomnibench`` (each a
-reader of its release on :mod:`omnivchat.benchmarks._mcq`; docs/benchmarks.md). The run loop, the store, the
+reader of its release on :mod:`omnivchat.benchmarks.mcq`; docs/benchmarks.md). The run loop, the store, the
 judge engine, the writer lock, status and export are shared. Other packages add benchmarks through the
 entry-point group ``omnivchat.benchmarks`` (docs/benchmarks.md).
 """

@@ -226,10 +226,6 @@ OFFICIAL: dict[str, OfficialRule] = {
 """The published counting rule of each public benchmark, by benchmark name."""
 
 
-def official_rule(benchmark: str) -> OfficialRule | None:
-    return OFFICIAL.get(benchmark)
-
-
 @dataclass(frozen=True)
 class Answered:
     """One answered item, as the official figure needs it."""

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omnivchat.benchmarks._mcq import (
+from omnivchat.benchmarks._official import OFFICIAL
+from omnivchat.benchmarks._protocol import Source
+from omnivchat.benchmarks._registry import register
+from omnivchat.benchmarks.mcq import (
     McqBenchmark,
     McqError,
     McqMedia,
@@ -38,8 +41,6 @@ from omnivchat.benchmarks._mcq import (
     path_list,
     text_field,
 )
-from omnivchat.benchmarks._protocol import Source
-from omnivchat.benchmarks._registry import register
 
 DEFAULT_FILE = "av_odyssey.parquet"
 COLUMNS = (
@@ -141,6 +142,7 @@ AVODYSSEY = register(
         read=read,
         breakdowns=("subfield", "question_type_id"),
         group="subfield",
+        official=OFFICIAL["avodyssey"],
         orders={"subfield": SUBFIELDS, "question_type_id": _task_order()},
     )
 )

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omnivchat.benchmarks._mcq import (
+from omnivchat.benchmarks._official import OFFICIAL
+from omnivchat.benchmarks._protocol import Source
+from omnivchat.benchmarks._registry import register
+from omnivchat.benchmarks.mcq import (
     McqBenchmark,
     McqMedia,
     Release,
@@ -28,8 +31,6 @@ from omnivchat.benchmarks._mcq import (
     option_texts,
     text_field,
 )
-from omnivchat.benchmarks._protocol import Source
-from omnivchat.benchmarks._registry import register
 
 DEFAULT_FILE = "qa.json"
 TYPES = ("AV Event Alignment", "Event Sequence", "Context understanding", "Reasoning", "Inference", "Comparative")
@@ -77,6 +78,7 @@ DAILYOMNI = register(
         read=read,
         breakdowns=("Type", "video_duration", "video_category"),
         group="Type",
+        official=OFFICIAL["dailyomni"],
         orders={"Type": TYPES, "video_duration": ("30s", "60s")},
     )
 )

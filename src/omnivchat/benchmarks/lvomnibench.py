@@ -19,7 +19,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omnivchat.benchmarks._mcq import (
+from omnivchat.benchmarks._official import OFFICIAL
+from omnivchat.benchmarks._protocol import Source
+from omnivchat.benchmarks._registry import register
+from omnivchat.benchmarks.mcq import (
     McqBenchmark,
     McqMedia,
     Release,
@@ -32,8 +35,6 @@ from omnivchat.benchmarks._mcq import (
     option_texts,
     text_field,
 )
-from omnivchat.benchmarks._protocol import Source
-from omnivchat.benchmarks._registry import register
 
 DEFAULT_FILE = "data.json"
 BREAKDOWNS = ("question_type", "audio_type", "difficulty", "video_category")
@@ -90,5 +91,6 @@ LVOMNIBENCH = register(
         read=read,
         breakdowns=BREAKDOWNS,
         group="question_type",
+        official=OFFICIAL["lvomnibench"],
     )
 )

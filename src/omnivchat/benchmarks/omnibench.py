@@ -17,7 +17,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from omnivchat.benchmarks._choice import LETTERS
-from omnivchat.benchmarks._mcq import (
+from omnivchat.benchmarks._official import OFFICIAL
+from omnivchat.benchmarks._protocol import Source
+from omnivchat.benchmarks._registry import register
+from omnivchat.benchmarks.mcq import (
     McqBenchmark,
     McqMedia,
     Release,
@@ -29,8 +32,6 @@ from omnivchat.benchmarks._mcq import (
     option_texts,
     text_field,
 )
-from omnivchat.benchmarks._protocol import Source
-from omnivchat.benchmarks._registry import register
 
 DEFAULT_FILE = "dataset/batch-5_1142_20240817.jsonl"
 
@@ -86,6 +87,7 @@ OMNIBENCH = register(
         read=read,
         breakdowns=("audio type", "task type"),
         group="audio type",
+        official=OFFICIAL["omnibench"],
         orders={"audio type": ("speech", "sound event", "music")},
     )
 )

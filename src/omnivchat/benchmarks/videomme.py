@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from omnivchat.benchmarks._mcq import (
+from omnivchat.benchmarks._official import OFFICIAL
+from omnivchat.benchmarks._protocol import Source
+from omnivchat.benchmarks._registry import register
+from omnivchat.benchmarks.mcq import (
     McqBenchmark,
     McqMedia,
     Release,
@@ -29,8 +32,6 @@ from omnivchat.benchmarks._mcq import (
     option_texts,
     text_field,
 )
-from omnivchat.benchmarks._protocol import Source
-from omnivchat.benchmarks._registry import register
 
 DEFAULT_FILE = "videomme/test-00000-of-00001.parquet"
 COLUMNS = (
@@ -98,6 +99,7 @@ VIDEOMME = register(
         read=read,
         breakdowns=("duration", "domain", "sub_category", "task_type"),
         group="duration",
+        official=OFFICIAL["videomme"],
         orders={"duration": ("short", "medium", "long"), "domain": DOMAINS},
     )
 )

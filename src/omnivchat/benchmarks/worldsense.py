@@ -8,7 +8,7 @@ some questions, so the benchmark has tasks ``mc3`` and ``mc4``), ``answer`` (a l
 ``task_type``. Media: ``<video id>.mp4`` with its soundtrack (unzipped from
 ``worldsense_videos*.zip``) in ``--media`` (default: the JSON file's folder; ``videos/`` below it is looked in too).
 Item ids: ``<video id>/task<N>``; cluster: the video.
-Scores (:mod:`omnivchat.benchmarks._mcq`): accuracy overall and per duration bucket, domain, sub-category (as
+Scores (:mod:`omnivchat.benchmarks.mcq`): accuracy overall and per duration bucket, domain, sub-category (as
 VLMEvalKit reports it), task domain, task type and audio class (multi-label: an item counts in each of its
 classes), clustered by video. Chance: 1/K for a question with K candidates (1/3 or 1/4).
 """
@@ -18,7 +18,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from omnivchat.benchmarks._mcq import (
+from omnivchat.benchmarks._official import OFFICIAL
+from omnivchat.benchmarks._protocol import Source
+from omnivchat.benchmarks._registry import register
+from omnivchat.benchmarks.mcq import (
     McqBenchmark,
     McqError,
     McqMedia,
@@ -33,8 +36,6 @@ from omnivchat.benchmarks._mcq import (
     read_json,
     text_field,
 )
-from omnivchat.benchmarks._protocol import Source
-from omnivchat.benchmarks._registry import register
 
 DEFAULT_FILE = "worldsense_qa.json"
 DURATIONS = ("<1min", "1-2min", "2-4min", "4-6min", "6-8min", ">8min")
@@ -105,6 +106,7 @@ WORLDSENSE = register(
         read=read,
         breakdowns=("duration", "domain", "sub_category", "task_domain", "task_type", "audio_class"),
         group="task_domain",
+        official=OFFICIAL["worldsense"],
         orders={
             "duration": DURATIONS,
             "task_domain": ("Recognition", "Understanding", "Reasoning"),

@@ -31,10 +31,12 @@ import hashlib
 import json
 import re
 import string
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
@@ -48,7 +50,7 @@ from omnivchat.benchmarks._choice import (
     parse_strict,
 )
 from omnivchat.benchmarks._generic import manifest_tasks, scores_of
-from omnivchat.benchmarks._official import Answered, OfficialRule, official_figure, official_letter, official_rule
+from omnivchat.benchmarks._official import Answered, OfficialRule, official_figure, official_letter
 from omnivchat.benchmarks._protocol import (
     Item,
     ItemResult,
@@ -62,6 +64,40 @@ from omnivchat.errors import OmnivchatError
 from omnivchat.routes import ChatRequest, Route, SimOracle
 from omnivchat.runs import STORE_FILE, RunStore, package_record, route_identity
 from omnivchat.scoring.statistics import BOOTSTRAP_LEVEL, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+
+__all__ = [  # the kit a multiple-choice benchmark builds on, in omnivchat or in a package of its own
+    "CLIPS",
+    "LETTERS",
+    "MISSING",
+    "OFFICIAL_METRIC",
+    "Answered",
+    "Card",
+    "McqBenchmark",
+    "McqData",
+    "McqError",
+    "McqItem",
+    "McqMedia",
+    "OfficialRule",
+    "Reader",
+    "Release",
+    "add_item",
+    "annotations_file",
+    "cards_beside",
+    "first_existing",
+    "gold_letter",
+    "inside",
+    "label_field",
+    "load_card",
+    "mcq_metrics",
+    "object_rows",
+    "option_texts",
+    "parquet_columns",
+    "path_list",
+    "read_json",
+    "read_rows",
+    "score_reply",
+    "text_field",
+]
 
 CLIPS = "clips"
 """The folder of a run directory where composed clips are cached."""
@@ -162,13 +198,31 @@ def _fields(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
 
 
-def load_card(path: Path | None, default: str) -> Card:
-    """The card of ``--prompts FILE``, used as it is (one final newline dropped), else the shipped
-    ``cards/<default>``; an unreadable file or a template without ``{question}`` and ``{options}`` (or with another
-    field) is an error naming the file."""
+def cards_beside(module: str) -> Traversable:
+    """The ``cards`` folder beside a module: in its package (``mylab/cards`` for ``mylab.bench``), or beside a
+    top-level module's file."""
+    found = sys.modules[module]
+    if found.__package__:
+        return resources.files(found.__package__).joinpath("cards")
+    return Path(found.__file__ or ".").parent / "cards"
+
+
+def load_card(path: Path | None, default: str, cards: Traversable | None = None) -> Card:
+    """The card of ``--prompts FILE``, used as it is (one final newline dropped), else ``default`` in the
+    benchmark's ``cards`` folder (omnivchat's own by default); an unreadable file or a template without
+    ``{question}`` and ``{options}`` (or with another field) is an error naming the file."""
     if path is None:
-        text = resources.files(__package__).joinpath("cards", default).read_text(encoding="utf-8")
-        source = f"omnivchat:benchmarks/cards/{default}"
+        folder = cards if cards is not None else resources.files(__package__).joinpath("cards")
+        card = folder.joinpath(default)
+        source = f"omnivchat:benchmarks/cards/{default}" if cards is None else str(card)
+        try:
+            text = card.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            reason = "no such file" if isinstance(err, FileNotFoundError) else str(err)
+            raise McqError(
+                f"{source}: cannot read the benchmark's prompt card ({reason}); a benchmark ships its card as "
+                f"cards/{default} beside its module (or McqBenchmark(cards=...)), or pass --prompts FILE"
+            ) from None
     else:
         try:
             text = Path(path).read_text(encoding="utf-8")
@@ -479,8 +533,14 @@ class McqBenchmark:
         read: Reader,
         breakdowns: Sequence[str],
         group: str,
+        official: OfficialRule | None,
         orders: dict[str, Sequence[str]] | None = None,
+        cards: Traversable | None = None,
     ) -> None:
+        """``official``: how the benchmark's own published scorer counts (:class:`OfficialRule`: its letter reading,
+        what it leaves out of the denominator), reported beside the headline; None for a benchmark with no
+        published scorer (then no such figure). Every benchmark declares it, so none is left out by accident.
+        ``cards``: the folder of its prompt card ``NAME.txt`` (default: ``cards`` beside the module of ``read``)."""
         self.name = name
         self.title = title
         self.protocols: tuple[str, ...] = (f"{name}-run-v1",)
@@ -489,6 +549,8 @@ class McqBenchmark:
         self.breakdowns = tuple(breakdowns)
         self.group = group  # the breakdown key the ablation grid diagnoses per value
         self.orders = {k: tuple(v) for k, v in (orders or {}).items()}  # values in the paper's order
+        self.official = official
+        self.cards = cards if cards is not None else cards_beside(read.__module__)
 
     # - protocol ---------------------------------------------------------------------------------------------
 
@@ -523,7 +585,7 @@ class McqBenchmark:
             items = [i for i in items if i.task in source.tasks]
         if source.limit:
             items = items[: source.limit]
-        card = load_card(source.prompts, f"{self.name}.txt")
+        card = load_card(source.prompts, f"{self.name}.txt", self.cards)
         # The media of the items to run (a --limit smoke run hashes and probes only its own), every problem listed.
         media_problems, hashes = _check_media(items)
         if media_problems:
@@ -620,7 +682,7 @@ class McqBenchmark:
         run_dir = Path(run_dir)
         results: list[ItemResult] = []
         cut: list[str] = []
-        rule = official_rule(self.name)
+        rule = self.official
         answered: list[Answered] = []  # for the figure under the benchmark's own counting rule
         failed = 0
         with RunStore(run_dir / STORE_FILE, read_only=True) as store:
