@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,12 @@ import pytest
 from hypothesis import settings
 
 from omnivchat.bench import Bench, BenchInfo, Instance, load_bench, save_bench
+
+# A shell that starts the tests in the background (`pytest ... &` in a script, a CI runner's job) leaves SIGINT
+# ignored, and every child inherits that: the tests that press Ctrl-C on a real process would see it ignored. The
+# tests' processes get the default, as a terminal's foreground job has (a handled signal is reset at exec).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The commands the tests start (python -m omnivchat ..., pytest's workers) keep the project's bytecode: where the
 # environment sets PYTHONDONTWRITEBYTECODE (as these machines do), each of them compiled every module of src again.

@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar, cast
 
 from omnivchat.media._ffmpeg import media_timeout_s, timed_out
 
@@ -42,10 +43,11 @@ def bounded(what: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
             worker.start()
             worker.join(limit)
             if worker.is_alive():
-                raise timed_out(args[0] if args else None, what, limit)  # type: ignore[arg-type]
+                subject = args[0] if args and isinstance(args[0], str | Path) else None
+                raise timed_out(subject, what, limit)
             if "error" in outcome:
                 raise outcome["error"]
-            return outcome["value"]  # type: ignore[no-any-return]
+            return cast("T", outcome["value"])
 
         return call
 

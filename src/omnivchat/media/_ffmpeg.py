@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -47,7 +48,7 @@ def media_timeout_s() -> float:
     return value
 
 
-def timed_out(subject: Path | str | None, what: str, limit: float) -> MediaTimeout:
+def timed_out(subject: str | os.PathLike[str] | None, what: str, limit: float) -> MediaTimeout:
     """The error of a media call stopped at its bound, naming the file and how to change the bound."""
     where = f"{subject}: " if subject is not None else ""
     return MediaTimeout(
@@ -183,7 +184,7 @@ def popen_ffmpeg(args: list[str]) -> subprocess.Popen[bytes]:
     deadline = _Deadline(limit, threading.Timer(limit, _expire, (proc,)))
     deadline.timer.daemon = True
     deadline.timer.start()
-    proc._omnivchat_deadline = deadline  # type: ignore[attr-defined]
+    _deadlines[proc] = deadline
     return proc
 
 
@@ -194,8 +195,11 @@ class _Deadline:
     expired: bool = False
 
 
+_deadlines: weakref.WeakKeyDictionary[subprocess.Popen[bytes], _Deadline] = weakref.WeakKeyDictionary()
+
+
 def _expire(proc: subprocess.Popen[bytes]) -> None:
-    deadline: _Deadline = proc._omnivchat_deadline  # type: ignore[attr-defined]
+    deadline = _deadlines[proc]
     if proc.poll() is None:
         deadline.expired = True
         proc.kill()
@@ -207,7 +211,7 @@ def finish_ffmpeg(proc: subprocess.Popen[bytes], *, subject: Path | str | None =
     if proc.stdin is not None and not proc.stdin.closed:
         with contextlib.suppress(BrokenPipeError):  # ffmpeg died early; its stderr says why
             proc.stdin.close()
-    deadline: _Deadline | None = getattr(proc, "_omnivchat_deadline", None)
+    deadline = _deadlines.get(proc)
     stderr = proc.stderr.read() if proc.stderr is not None else b""  # bounded: the deadline kills a stuck one
     proc.wait()
     if deadline is not None:
