@@ -63,6 +63,11 @@ def test_smoke_run_two_steps(tmp_path: Path) -> None:
     assert (config["epsilon"], config["epsilon_high"], config["beta"]) == (2e-4, 4e-4, 0.0)
     assert config["scale_rewards"] == "none" and config["num_generations"] == 4
     assert summary["lora"] == {"r": 64, "lora_alpha": 256}
+    adapter = summary["adapter"]
+    assert 0 < adapter["trainable_parameters"] < adapter["total_parameters"]
+    said = next(line for line in result.stdout.splitlines() if line.startswith("LoRA adapter: "))
+    assert said.startswith(f"LoRA adapter: {adapter['trainable_parameters']:,} trainable parameters of ")
+    assert result.stdout.index("LoRA adapter: ") < result.stdout.index("step 1: ")  # before training starts
     assert [line["step"] for line in summary["train_log"] if "loss" in line] == [1, 2]
 
     log = [json.loads(line) for line in (out / "rewards.jsonl").read_text().splitlines()]

@@ -277,3 +277,50 @@ def test_transformers_4_names_with_peft_matching() -> None:
     assert [n for n in V4_FROZEN if check_target_module_exists(config, n)] == []
     # the one-regex form (ms-swift's target_regex) selects the same names
     assert all(is_lm_target(n) for n in V4_TARGETS) and not any(is_lm_target(n) for n in V4_FROZEN)
+
+
+def test_table4_adapter_size_under_each_reading() -> None:
+    """Table 4's 325M is no reading of "Attention + MoE Experts" at rank 64 on Qwen3-Omni-30B-A3B's own shapes."""
+    from omnivchat.rl.recipe import QWEN3_OMNI_30B, TABLE4_ADAPTER_PARAMETERS, lora_sizes
+
+    sizes = lora_sizes(QWEN3_OMNI_30B)
+    assert sizes == {
+        "attention": 53_477_376,  # 48 x 64 x (2 x (2048 + 4096) + 2 x (2048 + 512))
+        "attention + every expert (fused)": 2_570_059_776,  # + 48 x 128 x 64 x ((2048 + 1536) + (768 + 2048))
+        "attention + every expert (separate)": 3_375_366_144,  # + 48 x 128 x 64 x 3 x (2048 + 768)
+        "attention + per-token share of experts (fused)": 210_763_776,  # 8 of the 128 experts
+        "attention + per-token share of experts (separate)": 261_095_424,
+    }
+    assert all(abs(n - TABLE4_ADAPTER_PARAMETERS) / TABLE4_ADAPTER_PARAMETERS > 0.15 for n in sizes.values())
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_the_recipe_says_what_the_adapter_trains_on_a_real_qwen3_omni() -> None:
+    """peft's count on the tiny Qwen3-Omni built from the real classes is the formula's, and the line says it."""
+    need("torch", "transformers", "peft")
+    from peft import get_peft_model
+
+    from omnivchat.rl.recipe import LM_ATTENTION, LanguageModelShape, describe_adapter, lora_sizes, trainable_parameters
+    from omnivchat.rl.trl import adapter_size_callback, lora_config
+
+    model = qwen3_omni()
+    shape = LanguageModelShape.of(model.config.thinker_config.text_config)  # type: ignore[attr-defined]
+    peft_model = get_peft_model(model, lora_config(model))  # type: ignore[arg-type]
+    trainable, total = trainable_parameters(peft_model)
+    assert trainable == lora_sizes(shape)["attention + every expert (fused)"] > 0
+    assert trainable < total
+    line = describe_adapter(peft_model)
+    assert line.startswith(f"LoRA adapter: {trainable:,} trainable parameters of {total:,} (")
+    assert "Table 4 states 325M" in line
+
+    said: list[str] = []
+
+    class State:
+        is_world_process_zero = True
+
+    adapter_size_callback(said.append).on_train_begin(None, State(), None, model=peft_model)
+    assert said == [line]
+
+    # the smaller adapter docs/rl.md names (attention only) trains what the formula says too
+    small = get_peft_model(qwen3_omni(), lora_config(model, target_modules=list(LM_ATTENTION), target_parameters=[]))  # type: ignore[arg-type]
+    assert trainable_parameters(small)[0] == lora_sizes(shape)["attention"]

@@ -236,7 +236,9 @@ def smoke_command(
             highlight=False,
         )
 
-    result = run_smoke(output, steps=steps, seed=seed, on_step=show)
+    result = run_smoke(
+        output, steps=steps, seed=seed, on_step=show, on_start=lambda line: console.print(line, highlight=False)
+    )
     for line in result.train_log:
         if "loss" in line and "step" in line:
             console.print(

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from omnivchat.errors import OmnivchatError
@@ -126,3 +127,97 @@ def expert_parameters(model: Any) -> list[str]:
     name suffix, so a plain ``mlp.experts.gate_up_proj`` would also adapt the talker's experts). Empty for a dense
     model or transformers 4, whose experts are ``nn.Linear`` modules that :data:`LM_TARGET_REGEX` already names."""
     return [name for name, _ in model.named_parameters() if re.fullmatch(LM_EXPERT_PARAMETER_REGEX, name)]
+
+
+# --- the adapter's size -----------------------------------------------------------------------------------------
+# Table 4 states "Adapter / Total Params 325M / 30B (3B Active)" for LoRA r = 64 on "Attention + MoE Experts" of
+# Qwen3-Omni-30B-A3B. Counted on the model's own shapes, no reading of those modules at that rank gives 325M
+# (docs/rl.md, "The adapter's size"): the counts below are what each reading trains.
+
+TABLE4_ADAPTER_PARAMETERS = 325_000_000
+"""The adapter size Table 4 states (325M)."""
+
+
+@dataclass(frozen=True)
+class LanguageModelShape:
+    """The shapes of a MoE language model's layers that a LoRA adapter's size depends on."""
+
+    layers: int
+    hidden: int
+    query: int  # attention heads x head size
+    key_value: int  # key/value heads x head size
+    experts: int
+    experts_per_token: int
+    expert_intermediate: int
+
+    @classmethod
+    def of(cls, text_config: Any) -> LanguageModelShape:
+        """From a transformers text config (``model.config.thinker_config.text_config`` for Qwen3-Omni)."""
+        c = text_config
+        head = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+        return cls(
+            layers=c.num_hidden_layers,
+            hidden=c.hidden_size,
+            query=c.num_attention_heads * head,
+            key_value=c.num_key_value_heads * head,
+            experts=c.num_experts,
+            experts_per_token=c.num_experts_per_tok,
+            expert_intermediate=c.moe_intermediate_size,
+        )
+
+
+QWEN3_OMNI_30B = LanguageModelShape(
+    layers=48, hidden=2048, query=32 * 128, key_value=4 * 128, experts=128, experts_per_token=8, expert_intermediate=768
+)
+"""Qwen3-Omni-30B-A3B's thinker language model (its config.json: 48 layers, hidden 2048, 32 query and 4 key/value
+heads of 128, 128 experts of which 8 per token, expert intermediate size 768)."""
+
+
+def _lora(d_in: int, d_out: int, rank: int) -> int:
+    return rank * (d_in + d_out)  # A: rank x d_in, B: d_out x rank
+
+
+def lora_sizes(shape: LanguageModelShape, rank: int = 64) -> dict[str, int]:
+    """Trainable LoRA parameters of rank ``rank`` under each reading of Table 4's "Attention + MoE Experts".
+
+    - ``attention``: q/k/v/o of every layer;
+    - ``attention + every expert (fused)``: plus each expert's fused ``gate_up_proj`` (one A and B for both) and
+      ``down_proj``, as peft adapts them in transformers 5 (the recipe's default there);
+    - ``attention + every expert (separate)``: each expert's ``gate_proj``, ``up_proj`` and ``down_proj`` apart,
+      as in transformers 4;
+    - ``... (per-token share)``: only the experts one token passes through (``experts_per_token`` of them): what a
+      token's forward pass touches, not what trains (every expert is adapted and updated).
+    """
+    h, i = shape.hidden, shape.expert_intermediate
+    attention = 2 * _lora(h, shape.query, rank) + 2 * _lora(h, shape.key_value, rank)
+    fused = _lora(h, 2 * i, rank) + _lora(i, h, rank)
+    separate = 2 * _lora(h, i, rank) + _lora(i, h, rank)
+    n, k = shape.experts, shape.experts_per_token
+    per_layer = {
+        "attention": attention,
+        "attention + every expert (fused)": attention + n * fused,
+        "attention + every expert (separate)": attention + n * separate,
+        "attention + per-token share of experts (fused)": attention + k * fused,
+        "attention + per-token share of experts (separate)": attention + k * separate,
+    }
+    return {reading: shape.layers * count for reading, count in per_layer.items()}
+
+
+def trainable_parameters(model: Any) -> tuple[int, int]:
+    """``(trainable, total)`` parameter counts of a (peft-wrapped) torch model."""
+    trainable = total = 0
+    for parameter in model.parameters():
+        total += parameter.numel()
+        if parameter.requires_grad:
+            trainable += parameter.numel()
+    return trainable, total
+
+
+def describe_adapter(model: Any) -> str:
+    """One line for the log before training: the adapter's trainable count, the model's total, Table 4's figure."""
+    trainable, total = trainable_parameters(model)
+    share = f" ({trainable / total:.2%})" if total else ""
+    return (
+        f"LoRA adapter: {trainable:,} trainable parameters of {total:,}{share}; Table 4 states 325M, which no "
+        "reading of its modules at rank 64 gives (docs/rl.md, 'The adapter's size')"
+    )

@@ -24,6 +24,7 @@ from omnivchat._files import check_output_dir, write_text_atomic
 from omnivchat.bench import Instance
 from omnivchat.errors import OmnivchatError
 from omnivchat.rl._adapt import RULE_WEIGHTS, instance_json
+from omnivchat.rl.recipe import describe_adapter, trainable_parameters
 from omnivchat.rl.service import Completion, RewardTerms
 
 SMOKE_FILE = "smoke.json"
@@ -208,9 +209,12 @@ def run_smoke(
     max_completion_length: int = 12,
     seed: int = 0,
     on_step: Callable[[StepReport], None] | None = None,
+    on_start: Callable[[str], None] | None = None,
 ) -> SmokeResult:
     """Train the tiny model for ``steps`` GSPO steps of ``prompts_per_step`` prompts × ``num_generations`` replies,
-    rewarded by the rule judge (weights 1 / 0.5 / 0.1 / 0); ``on_step`` gets each step's reward terms.
+    rewarded by the rule judge (weights 1 / 0.5 / 0.1 / 0); ``on_step`` gets each step's reward terms, and
+    ``on_start`` the adapter's trainable parameter count (:func:`omnivchat.rl.recipe.describe_adapter`) before the
+    first step.
 
     ``output`` must be new or empty. It receives ``smoke.json``, ``prompts.jsonl`` (the instances),
     ``rewards.jsonl`` (the reward service's per-step log), ``completions.jsonl`` (every reply with its terms),
@@ -298,6 +302,9 @@ def run_smoke(
         peft_config=lora_config(),  # the tiny Qwen2's `model.layers.N` are a thinker's language-model layers
     )
     trainer.remove_callback(PrinterCallback)  # the caller prints the steps
+    trainable, total = trainable_parameters(trainer.model)
+    if on_start is not None:
+        on_start(describe_adapter(trainer.model))
     try:
         trainer.train()
     finally:
@@ -317,6 +324,7 @@ def run_smoke(
         "model": {"type": "Qwen2ForCausalLM", **model.config.to_diff_dict()},
         "grpo_config": {k: _jsonable(v) for k, v in sorted(config.to_dict().items()) if k in _SHOWN},
         "lora": {k: _jsonable(v) for k, v in lora_config().to_dict().items() if k in ("r", "lora_alpha")},
+        "adapter": {"trainable_parameters": trainable, "total_parameters": total},
         "weights": list(RULE_WEIGHTS),
         "steps": [{k: v for k, v in asdict(r).items() if k != "completions"} for r in reports],
         "train_log": train_log,

@@ -41,6 +41,7 @@ from omnivchat.rl.recipe import (
     TABLE4_ITERATIONS,
     TABLE4_ROLLOUT,
     RecipeError,
+    describe_adapter,
     expert_parameters,
     optimizer_steps_per_iteration,
     training_steps,
@@ -62,6 +63,7 @@ __all__ = [
     "REWARD_NAME",
     "RecipeError",
     "RewardFunction",
+    "adapter_size_callback",
     "grpo_config",
     "grpo_recipe",
     "instance_json",
@@ -299,3 +301,20 @@ def lora_config(model: Any = None, **overrides: Any) -> LoraConfig:
     except ImportError as err:
         raise RewardError(f"peft is not installed ({err}): install the `rl` extra (see docs/rl.md)") from None
     return LoraConfig(**lora_recipe(model, **overrides))
+
+
+def adapter_size_callback(say: Callable[[str], object] = print) -> Any:
+    """A ``transformers.TrainerCallback`` for ``GRPOTrainer(callbacks=[...])`` that says, before the first step, how
+    many parameters the adapter trains of how many (:func:`omnivchat.rl.recipe.describe_adapter`): Table 4's 325M
+    is not what its modules at rank 64 give (docs/rl.md), so a run says what it trains."""
+    try:
+        from transformers import TrainerCallback
+    except ImportError as err:
+        raise RewardError(f"transformers is not installed ({err}): install the `rl` extra (see docs/rl.md)") from None
+
+    class AdapterSize(TrainerCallback):
+        def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kwargs: Any) -> None:
+            if model is not None and state.is_world_process_zero:
+                say(describe_adapter(model))
+
+    return AdapterSize()
