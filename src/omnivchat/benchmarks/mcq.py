@@ -540,7 +540,8 @@ class McqBenchmark:
         """``official``: how the benchmark's own published scorer counts (:class:`OfficialRule`: its letter reading,
         what it leaves out of the denominator), reported beside the headline; None for a benchmark with no
         published scorer (then no such figure). Every benchmark declares it, so none is left out by accident.
-        ``cards``: the folder of its prompt card ``NAME.txt`` (default: ``cards`` beside the module of ``read``)."""
+        ``cards``: the folder of its prompt card ``NAME.txt`` (default: ``cards`` beside the module of ``read``, which
+        for omnivchat's own benchmarks is ``omnivchat:benchmarks/cards``)."""
         self.name = name
         self.title = title
         self.protocols: tuple[str, ...] = (f"{name}-run-v1",)
@@ -550,7 +551,9 @@ class McqBenchmark:
         self.group = group  # the breakdown key the ablation grid diagnoses per value
         self.orders = {k: tuple(v) for k, v in (orders or {}).items()}  # values in the paper's order
         self.official = official
-        self.cards = cards if cards is not None else cards_beside(read.__module__)
+        # omnivchat's own cards keep their short source name (it is in every manifest: a run resumes only as it was)
+        shipped = read.__module__.rpartition(".")[0] == __package__
+        self.cards = cards if cards is not None or shipped else cards_beside(read.__module__)
 
     # - protocol ---------------------------------------------------------------------------------------------
 
