@@ -164,3 +164,24 @@ def test_a_large_clip_goes_through_the_files_api_and_waits_for_active(small_benc
     video = server.requests[0]["json"]["contents"][-1]["parts"][0]
     data = video.get("fileData") or video.get("file_data")
     assert data[next(k for k in data if k.lower().replace("_", "") == "fileuri")].endswith("/files/clip1")
+
+
+def test_an_audio_only_item_goes_as_a_wav_part(tmp_path):
+    """A WAV or MP3 item (byo allows them) is its track alone, as audio/wav: never 'no video stream'."""
+    from omnivchat import media
+
+    clip = tmp_path / "tone.mp3"
+    media.run_ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=2", "-c:a", "libmp3lame", str(clip)])
+    with FakeGemini() as server:
+        route = get_route("gemini:gemini-test", api_key=Secret("g-key"), base_url=f"http://127.0.0.1:{server.port}")
+        response = ask(route, ChatRequest(item_id="a1", clip=clip, text="What do you hear?"))
+    assert response.delivered.audio and not response.delivered.video
+    audio, text = server.requests[0]["json"]["contents"][-1]["parts"]
+    inline = audio["inlineData"]
+    assert inline.get("mimeType", inline.get("mime_type")) == "audio/wav" and "videoMetadata" not in audio
+    data = base64.urlsafe_b64decode(inline["data"] + "=" * (-len(inline["data"]) % 4))
+    sent = tmp_path / "sent.wav"
+    sent.write_bytes(data)
+    info = media.probe(sent)
+    assert not info.has_video and info.sample_rate == 16000 and info.duration == pytest.approx(2.0, abs=0.1)
+    assert text == {"text": "What do you hear?"}

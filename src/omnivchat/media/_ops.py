@@ -204,12 +204,14 @@ def export_audio(
     fmt: Literal["wav", "mp3", "m4a"] = "wav",
     sr: int | None = None,
     mono: bool = True,
+    end_s: float | None = None,
     out: PathLike | None = None,
     cache_dir: PathLike | None = None,
 ) -> Path:
     """The audio track alone as a file (16-bit WAV, MP3 or AAC in M4A), for routes that take audio separately.
 
-    ``sr=None`` keeps the source rate; ``mono`` down-mixes. A clip without audio raises MediaError.
+    ``sr=None`` keeps the source rate; ``mono`` down-mixes; ``end_s`` keeps the first that many seconds (a route's
+    duration limit on an audio-only clip). A clip without audio raises MediaError.
     """
     codecs = {"wav": ["-c:a", "pcm_s16le"], "mp3": ["-c:a", "libmp3lame", "-b:a", "96k"], "m4a": [*AUDIO_ENCODE_ARGS]}
     if fmt not in codecs:
@@ -222,13 +224,15 @@ def export_audio(
             args += ["-ac", "1"]
         if sr:
             args += ["-ar", str(int(sr))]
+        if end_s is not None:
+            args += ["-t", f"{end_s:.6f}"]
         muxer = {"wav": "wav", "mp3": "mp3", "m4a": "ipod"}[fmt]
         run_ffmpeg([*args, *DETERMINISTIC_ARGS, "-f", muxer, str(tmp)], subject=src)
 
     return _derive(
         "export_audio",
         path,
-        {"fmt": fmt, "sr": sr, "mono": mono},
+        {"fmt": fmt, "sr": sr, "mono": mono, **({"end_s": end_s} if end_s is not None else {})},  # old keys kept
         build,
         suffix=f".{fmt}",
         out=out,

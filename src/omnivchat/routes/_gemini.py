@@ -68,7 +68,15 @@ class GeminiRoute:
         from omnivchat import media as m
 
         try:
-            original = m.probe(clip, energy=False).duration
+            found = m.probe(clip, energy=False)
+            original = found.duration
+            limit = self.settings.limits.max_duration_s
+            cut = original if limit is not None and original > limit + 1e-3 else None  # the limit kept the start
+            if not found.has_video and found.has_audio:  # an audio-only item (a WAV, an MP3): its track alone
+                wav = m.export_audio(clip, fmt="wav", sr=self.settings.audio_sample_rate, end_s=limit if cut else None)
+                digest = m.content_hash(wav)
+                media.files[digest] = (wav, "audio/wav")
+                return {"audio": digest}, Delivered(video=False, audio=True, cut_from_s=cut)
             fitted = m.fit_for_route(clip, self.settings.limits)
             info = m.probe(fitted, energy=False)
             digest = m.content_hash(fitted)
@@ -77,8 +85,6 @@ class GeminiRoute:
         media.files[digest] = (fitted, "video/mp4")
         media.probed[fitted] = info
         part = {"video": digest, "bytes": info.size_bytes, "fps": self.settings.frames_fps}
-        limit = self.settings.limits.max_duration_s
-        cut = original if limit is not None and original > limit + 1e-3 else None  # the limit kept the start
         return part, Delivered(video=info.has_video, audio=info.has_audio, cut_from_s=cut)
 
     def prepare(self, request: ChatRequest) -> Prepared:
@@ -120,14 +126,16 @@ class GeminiRoute:
             self._client = self._genai.Client(api_key=key, http_options=options)
         return self._client
 
-    async def _video_part(self, client: Any, path: Path, fps: float) -> Any:
+    async def _file_part(self, client: Any, path: Path, mime: str, fps: float | None = None) -> Any:
+        """A clip (``video/mp4``, sampled at ``fps``) or an audio-only item's track (``audio/wav``): inline up to
+        ``inline_max_bytes``, else through the Files API."""
         types = self._types
-        metadata = types.VideoMetadata(fps=fps)
+        metadata = types.VideoMetadata(fps=fps) if fps is not None else None
         size = path.stat().st_size
         if self.settings.inline_max_bytes is None or size <= self.settings.inline_max_bytes:
-            blob = types.Blob(data=path.read_bytes(), mime_type="video/mp4")
+            blob = types.Blob(data=path.read_bytes(), mime_type=mime)
             return types.Part(inline_data=blob, video_metadata=metadata)
-        uploaded = await client.aio.files.upload(file=str(path), config=types.UploadFileConfig(mime_type="video/mp4"))
+        uploaded = await client.aio.files.upload(file=str(path), config=types.UploadFileConfig(mime_type=mime))
         deadline = time.monotonic() + self.settings.timeout_s
         while str(getattr(uploaded.state, "name", uploaded.state)) != "ACTIVE":
             if str(getattr(uploaded.state, "name", uploaded.state)) == "FAILED":
@@ -136,9 +144,7 @@ class GeminiRoute:
                 raise RouteError("timeout", f"{path}: upload not ACTIVE after {self.settings.timeout_s:g} s")
             await asyncio.sleep(1.0)
             uploaded = await client.aio.files.get(name=uploaded.name)
-        return types.Part(
-            file_data=types.FileData(file_uri=uploaded.uri, mime_type="video/mp4"), video_metadata=metadata
-        )
+        return types.Part(file_data=types.FileData(file_uri=uploaded.uri, mime_type=mime), video_metadata=metadata)
 
     async def send(self, prepared: Prepared) -> ChatResponse:
         """One attempt; whatever the server sent leaves here redacted of the key (see `omnivchat.routes._redact`)."""
@@ -161,11 +167,11 @@ class GeminiRoute:
             for content in prepared.description["contents"]:
                 parts = []
                 for part in content["parts"]:
-                    if "video" in part:
-                        path, _ = prepared.media.files[part["video"]]
+                    if "video" in part or "audio" in part:
+                        path, mime = prepared.media.files[part.get("video") or part["audio"]]
                         if isinstance(path, bytes):  # only audio parts are held in memory; a clip is a file
                             raise RouteError("media", f"item {prepared.request.item_id}: the clip is not a file")
-                        parts.append(await self._video_part(client, path, part["fps"]))
+                        parts.append(await self._file_part(client, path, mime, part.get("fps")))
                     else:
                         parts.append(types.Part(text=part["text"]))
                 contents.append(types.Content(role=content["role"], parts=parts))

@@ -172,6 +172,25 @@ def _probe(path: str, inode: int, size: int, mtime_ns: int) -> Any:
     return media.probe(Path(path), energy=False)
 
 
+def _audio_only_parts(
+    clip: Path, info: Any, settings: Any, store: MediaStore
+) -> tuple[list[dict[str, Any]], Delivered]:
+    """An audio-only clip as one ``input_audio`` WAV part (mono, the route's rate), cut to the route's duration
+    limit; a route that delivers no audio cannot send it (RouteError "unsupported", never a silent request)."""
+    from omnivchat import media
+
+    if settings.audio_delivery == "none":
+        raise RouteError(
+            "unsupported", f"{clip}: an audio-only clip, and this route delivers no audio (--audio-delivery none)"
+        )
+    limit = settings.limits.max_duration_s
+    cut_from = info.duration if limit is not None and info.duration > limit + 1e-3 else None
+    wav = media.export_audio(clip, fmt="wav", sr=settings.audio_sample_rate, end_s=limit if cut_from else None)
+    data = PLACEHOLDER_RAW + store.add_file(wav, "audio/wav")
+    parts = [{"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}]
+    return parts, Delivered(video=False, audio=True, cut_from_s=cut_from)
+
+
 def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[str, Any]], Delivered]:
     """Content parts for one clip under ``settings`` (a RouteSettings), and which streams they deliver.
 
@@ -187,6 +206,8 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
     try:
         # One probe when the clip already fits (the common case); fit_for_route re-encodes otherwise.
         info = _probe(*file_identity(clip))
+        if not info.has_video and info.has_audio:  # an audio-only item (a WAV, an MP3): its track alone
+            return _audio_only_parts(clip, info, settings, store)
         limit = settings.limits.max_duration_s
         cut_from = info.duration if limit is not None and info.duration > limit + 1e-3 else None
         fitted = clip
