@@ -229,3 +229,31 @@ def test_a_history_turn_without_media_is_an_empty_user_turn(server, small_bench)
     last = small_bench.media_path(m1.turns[-1])
     ask(route_for(server), ChatRequest(item_id="m1", history=(HistoryTurn(clip=None, reply="One."),), clip=last))
     assert server.chat_requests[0].json["messages"][0] == {"role": "user", "content": ""}
+
+
+@pytest.mark.parametrize("model", ["gpt-5-mini", "gpt-5.2", "o3-mini", "o4-mini"])
+def test_openai_reasoning_models_get_the_fields_they_accept(model: str) -> None:
+    """GPT-5-family and o-series judges: max_completion_tokens, and no temperature or top_p (the API refuses
+    max_tokens and any value but their default); the settings, recorded in manifests, say so."""
+    with LoopbackServer() as server:
+        route = get_route(model, base_url=server.base_url, api_key=Secret("sk-test"))
+        assert route.settings.reasoning_model and route.settings.model_dump()["reasoning_model"] is True
+        ask(
+            route,
+            ChatRequest(
+                item_id="j1", text="Grade.", sampling=Sampling(temperature=0.0, top_p=0.9, max_tokens=300, seed=7)
+            ),
+        )
+        body = server.chat_requests[0].json
+    assert body["max_completion_tokens"] == 300 and body["seed"] == 7
+    assert not {"max_tokens", "temperature", "top_p"} & set(body)
+
+
+@pytest.mark.parametrize("model", ["gpt-4o-mini", "gpt-5-chat-latest", "qwen3-max"])
+def test_other_models_keep_their_sampling_fields(model: str) -> None:
+    with LoopbackServer() as server:
+        route = get_route(model, base_url=server.base_url, api_key=Secret("sk-test"))
+        assert "reasoning_model" not in route.settings.model_dump()  # manifests made before the field stay the same
+        ask(route, ChatRequest(item_id="j1", text="Grade.", sampling=Sampling(temperature=0.0, max_tokens=300)))
+        body = server.chat_requests[0].json
+    assert (body["max_tokens"], body["temperature"]) == (300, 0.0) and "max_completion_tokens" not in body

@@ -247,6 +247,17 @@ def test_hosted_no_call_starts_after_the_interrupt_and_a_render_in_flight_is_can
 # ------------------------------------------------------------------------------------------------- a killed child
 
 
+HELD_S = "3599.25"  # the held extraction's sleep, found by it afterwards
+
+
+def _end_sleeps(seconds: str) -> None:
+    """End the held wrapper's sleep, left behind when the wrapper was killed."""
+    for entry in Path("/proc").glob("[0-9]*/cmdline"):
+        with contextlib.suppress(OSError):
+            if entry.read_bytes().split(b"\0")[:2] == [b"sleep", seconds.encode()]:
+                os.kill(int(entry.parent.name), signal.SIGKILL)
+
+
 def _children(parent: int, marker: str) -> list[int]:
     """Live child processes of ``parent`` whose command line holds ``marker`` (read from /proc)."""
     found = []
@@ -292,16 +303,33 @@ def test_an_extraction_killed_by_a_signal_leaves_its_instance_unfinished_never_d
     extraction failed", and the rerun ends as the uninterrupted run."""
     expected, statuses = reference
     out = tmp_path / "out"
-    environ = env(tmp_path / "cache")
+    # A slow peer, not a race: the first extraction (ffmpeg -sseof) is held until it is killed, so the kill lands
+    # on a running process on any machine; every other call, and the rerun's, is the real ffmpeg.
+    from omnivchat.media import ffmpeg_exe
+
+    hold = tmp_path / "held"
+    wrapper = tmp_path / "ffmpeg"
+    wrapper.write_text(
+        "#!/bin/bash\n"
+        f'for a in "$@"; do if [ "$a" = -sseof ] && mkdir {hold} 2>/dev/null; then\n'
+        f"  sleep {HELD_S} </dev/null >/dev/null 2>&1; exit 1  # away from the pipes: killing bash closes them\n"
+        "fi; done\n"
+        f'exec {ffmpeg_exe()} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    environ = env(tmp_path / "cache", IMAGEIO_FFMPEG_EXE=str(wrapper))
     proc = subprocess.Popen(command(out, *RUN), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ)
     killed: list[int] = []
-    while proc.poll() is None and not killed:
-        for pid in _children(proc.pid, "-sseof"):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
-        time.sleep(0.001)
-    stdout, stderr = proc.communicate(timeout=300)
+    try:
+        while proc.poll() is None and not killed:
+            if hold.exists():
+                killed = _children(proc.pid, "-sseof")
+            time.sleep(0.01)
+        for pid in killed:
+            os.kill(pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        _end_sleeps(HELD_S)
     assert killed, "no extraction was caught running"
     assert proc.returncode == 1, f"status {proc.returncode}\n{stdout}\n{stderr}"
     said = " ".join(stderr.split())  # long lines are wrapped

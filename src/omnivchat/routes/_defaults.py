@@ -54,6 +54,12 @@ class RouteSettings(BaseModel):
         "(>= 0.18; from 0.31 only with --trust-request-mm-kwargs) needs to decode and interleave the clip's audio "
         "(Qwen-Omni). Left out of dumps when false, so manifests made before it existed stay the same.",
     )
+    reasoning_model: bool = Field(
+        default=False,
+        description="An OpenAI reasoning model (GPT-5 family, o1/o3/o4): max_tokens goes as max_completion_tokens, "
+        "and temperature and top_p are left out (the API takes only their defaults and refuses any other value). "
+        "Left out of dumps when false.",
+    )
     audio_sample_rate: int = 16000
     limits: MediaLimits = MediaLimits()
     inline_max_bytes: int | None = Field(
@@ -85,7 +91,7 @@ class RouteSettings(BaseModel):
         return data
 
 
-_LATER_FIELDS: dict[str, Any] = {"audio_in_video_kwarg": False}
+_LATER_FIELDS: dict[str, Any] = {"audio_in_video_kwarg": False, "reasoning_model": False}
 
 
 def describe_delivery(settings: RouteSettings) -> str:
@@ -146,6 +152,7 @@ _GEMINI_OPENAI = {
     "token_rates": GEMINI.model_dump(),
 }
 
+_OPENAI = {"base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY", "include_modalities": False}
 # (pattern, settings), first match wins; patterns are fnmatch-style and case-sensitive. No hosted model has a
 # price here: the reference facts state none, and a made-up price is worse than "cost unknown" (docs/costs.md).
 DEFAULTS: list[tuple[str, dict[str, Any]]] = [
@@ -179,7 +186,10 @@ DEFAULTS: list[tuple[str, dict[str, Any]]] = [
     ("gemini-*", _GEMINI_OPENAI),
     # DashScope's text models (qwen3-max, qwen-plus, ...): the judges of the README's example, no base URL needed.
     ("qwen*", {"base_url": DASHSCOPE, "api_key_env": "DASHSCOPE_API_KEY", "include_modalities": False}),
-    ("gpt-*", {"base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY", "include_modalities": False}),
+    # OpenAI's reasoning models refuse max_tokens and any temperature but 1 (gpt-5-chat-* is not one of them)
+    ("gpt-5-chat*", _OPENAI),
+    *((pattern, {**_OPENAI, "reasoning_model": True}) for pattern in ("gpt-5*", "o1*", "o3*", "o4*")),
+    ("gpt-*", _OPENAI),
     ("*", {}),
 ]
 

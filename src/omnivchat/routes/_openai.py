@@ -173,7 +173,13 @@ class OpenAIRoute:
         payload: dict[str, Any] = {"model": self.model_id, "messages": messages, "stream": s.stream}
         if s.stream:
             payload["stream_options"] = {"include_usage": True}
-        payload.update(request.sampling.model_dump(exclude_none=True))
+        sampling = request.sampling.model_dump(exclude_none=True)
+        if s.reasoning_model:  # the API refuses max_tokens, and any temperature or top_p but the default
+            if "max_tokens" in sampling:
+                sampling["max_completion_tokens"] = sampling.pop("max_tokens")
+            sampling.pop("temperature", None)
+            sampling.pop("top_p", None)
+        payload.update(sampling)
         if request.reply_audio is not None:  # a spoken reply is asked for whatever include_modalities says
             payload["modalities"] = ["text", "audio"]
             payload["audio"] = {"voice": request.reply_audio.voice, "format": request.reply_audio.format}
