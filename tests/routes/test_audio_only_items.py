@@ -111,3 +111,35 @@ def test_a_route_limit_cuts_an_audio_only_item_and_says_so(tmp_path: Path) -> No
     assert delivered.audio and not delivered.video and delivered.cut_from_s == pytest.approx(3.0, abs=0.01)
     with _wav(store.materialize(parts[0])) as sent:  # the first second, as a clip is cut to keep its start
         assert sent.getnframes() / sent.getframerate() == pytest.approx(1.0, abs=0.03)
+
+
+def test_openai_audio_models_hear_the_track_and_the_others_refuse_a_clip(small_bench) -> None:
+    """OpenAI's chat API has no video part: gpt-4o-audio-* gets the clip's track as input_audio (the video reported
+    as not delivered); gpt-4o and gpt-5 refuse the clip before anything is sent."""
+    import asyncio
+
+    from omnivchat.routes import ChatRequest, RouteError, Secret, get_route
+
+    clip = small_bench.media_path(small_bench.instances[0].turns[-1])
+
+    def ask(route):
+        async def go():
+            try:
+                prepared = await asyncio.to_thread(route.prepare, ChatRequest(item_id="s1", clip=clip, text="Hi."))
+                return await route.send(prepared)
+            finally:
+                await route.aclose()
+
+        return asyncio.run(go())
+
+    with LoopbackServer() as server:
+        response = ask(get_route("gpt-4o-audio-preview", base_url=server.base_url, api_key=Secret("sk-t")))
+        body = server.chat_requests[0].json
+        for model in ("gpt-4o", "gpt-5-mini"):
+            with pytest.raises(RouteError) as refused:
+                ask(get_route(model, base_url=server.base_url, api_key=Secret("sk-t")))
+            assert refused.value.kind == "unsupported" and "takes text only" in refused.value.message
+        assert len(server.chat_requests) == 1  # the refusals sent nothing
+    kinds = [p["type"] for p in body["messages"][-1]["content"]]
+    assert kinds == ["input_audio", "text"]
+    assert response.delivered.audio and not response.delivered.video and response.delivered.dropped == ("video",)

@@ -28,6 +28,7 @@ class MediaInput(StrEnum):
     video_url = "video_url"
     file = "file"
     frames = "frames"
+    audio = "audio"
     none = "none"
 
 
@@ -78,7 +79,10 @@ class RouteOptions:
     ] = None
     media_input_type: Annotated[
         MediaInput | None,
-        typer.Option("--media-input-type", help="How clips are sent: video_url, file, frames, or none (text-only)."),
+        typer.Option(
+            "--media-input-type",
+            help="How clips are sent: video_url, file, frames, audio (the track alone) or none (text only).",
+        ),
     ] = None
     omit_modalities: Annotated[
         bool | None,

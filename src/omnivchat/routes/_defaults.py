@@ -36,10 +36,11 @@ class RouteSettings(BaseModel):
     api_key_env: str | None = Field(default=None, description="Environment variable holding the key.")
     thinking: bool | None = Field(default=None, description="enable_thinking; None leaves the provider default.")
     reasoning_effort: str | None = None
-    media_input: Literal["video_url", "file", "frames", "none"] = Field(
+    media_input: Literal["video_url", "file", "frames", "audio", "none"] = Field(
         default="video_url",
         description="video_url or file: the whole MP4 as a data URL; frames: JPEG frames (+ input_audio); "
-        "none: a text-only model (a request with a clip fails).",
+        "audio: the clip's track alone as an input_audio WAV part (OpenAI's audio models take no video: the video "
+        "is not delivered, and runs say so); none: a text-only model (a request with a clip fails).",
     )
     include_modalities: bool = Field(default=True, description='Send modalities=["text"].')
     audio_delivery: Literal["in_video", "input_audio", "none"] = Field(
@@ -100,6 +101,8 @@ def describe_delivery(settings: RouteSettings) -> str:
         return "transcribed (the cascade's speech-recognition stage)"
     if settings.media_input == "none":
         return "none (text only)"
+    if settings.media_input == "audio":
+        return "separate (input_audio WAV part; the video is not delivered)"
     if settings.media_input == "frames":
         return "none (frames only)" if settings.audio_delivery == "none" else "separate (input_audio WAV part)"
     if settings.audio_delivery == "input_audio":
@@ -152,7 +155,12 @@ _GEMINI_OPENAI = {
     "token_rates": GEMINI.model_dump(),
 }
 
-_OPENAI = {"base_url": "https://api.openai.com/v1", "api_key_env": "OPENAI_API_KEY", "include_modalities": False}
+_OPENAI = {
+    "base_url": "https://api.openai.com/v1",
+    "api_key_env": "OPENAI_API_KEY",
+    "include_modalities": False,
+    "media_input": "none",
+}
 # (pattern, settings), first match wins; patterns are fnmatch-style and case-sensitive. No hosted model has a
 # price here: the reference facts state none, and a made-up price is worse than "cost unknown" (docs/costs.md).
 DEFAULTS: list[tuple[str, dict[str, Any]]] = [
@@ -186,6 +194,12 @@ DEFAULTS: list[tuple[str, dict[str, Any]]] = [
     ("gemini-*", _GEMINI_OPENAI),
     # DashScope's text models (qwen3-max, qwen-plus, ...): the judges of the README's example, no base URL needed.
     ("qwen*", {"base_url": DASHSCOPE, "api_key_env": "DASHSCOPE_API_KEY", "include_modalities": False}),
+    # OpenAI's chat API has no video part: its audio models hear the clip's track (the video is not delivered, and
+    # runs say so); its other models take no clip at all (a request with one fails before it is sent)
+    *(
+        (pattern, {**_OPENAI, "media_input": "audio"})
+        for pattern in ("gpt-4o-audio*", "gpt-4o-mini-audio*", "gpt-audio*")
+    ),
     # OpenAI's reasoning models refuse max_tokens and any temperature but 1 (gpt-5-chat-* is not one of them)
     ("gpt-5-chat*", _OPENAI),
     *((pattern, {**_OPENAI, "reasoning_model": True}) for pattern in ("gpt-5*", "o1*", "o3*", "o4*")),

@@ -206,6 +206,11 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
     try:
         # One probe when the clip already fits (the common case); fit_for_route re-encodes otherwise.
         info = _probe(*file_identity(clip))
+        if settings.media_input == "audio":  # a model that hears but takes no video (OpenAI's audio models)
+            if not info.has_audio:
+                raise RouteError("unsupported", f"{clip}: no audio track, and this route takes the audio alone")
+            heard, delivered = _audio_only_parts(clip, info, settings, store)
+            return heard, delivered.model_copy(update={"dropped": ("video",) if info.has_video else ()})
         if not info.has_video and info.has_audio:  # an audio-only item (a WAV, an MP3): its track alone
             return _audio_only_parts(clip, info, settings, store)
         limit = settings.limits.max_duration_s
