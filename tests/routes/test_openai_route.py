@@ -10,7 +10,7 @@ import wave
 import pytest
 
 from omnivchat.media import probe
-from omnivchat.routes import ChatRequest, HistoryTurn, RouteError, Sampling, Secret, get_route
+from omnivchat.routes import PROVIDER_DEFAULT, ChatRequest, HistoryTurn, RouteError, Sampling, Secret, get_route
 from omnivchat.routes._openai import ConfigError
 from omnivchat.testing import Behaviour, LoopbackServer
 
@@ -105,7 +105,34 @@ def test_file_part_thinking_and_reasoning_effort(server, small_bench):
     assert first["type"] == "file" and first["file"]["filename"] == "clip.mp4"
     assert first["file"]["file_data"].startswith("data:video/mp4;base64,")
     assert second == {"type": "text", "text": "What do you see?"}
-    assert body["enable_thinking"] is False and body["reasoning_effort"] == "none" and "modalities" not in body
+    assert body["chat_template_kwargs"] == {"enable_thinking": False}  # a server of one's own: its chat template's
+    assert "enable_thinking" not in body and body["reasoning_effort"] == "none" and "modalities" not in body
+
+
+@pytest.mark.parametrize(
+    ("model", "where"),
+    [
+        ("Qwen/Qwen3-Omni-30B-A3B-Instruct", "chat_template_kwargs"),  # vLLM / SGLang / llama.cpp read only that
+        ("openbmb/MiniCPM-o-4_5", "chat_template_kwargs"),
+        ("my-own-model", "chat_template_kwargs"),
+        ("qwen3-omni-flash", "enable_thinking"),  # DashScope reads the top-level field
+    ],
+)
+def test_thinking_goes_where_the_server_reads_it(model: str, where: str) -> None:
+    with LoopbackServer() as server:
+        for thinking in (False, True, None):
+            asked = PROVIDER_DEFAULT if thinking is None else thinking  # `--thinking default`: left to the server
+            route = get_route(model, base_url=server.base_url, api_key=Secret("sk-t"), thinking=asked)
+            ask(route, ChatRequest(item_id="t", text="Hi."))
+            dumped = route.settings.model_dump()
+            assert ("thinking_switch" in dumped) == (thinking is not None and where != "enable_thinking")
+        sent = [r.json for r in server.chat_requests]
+    for body, thinking in zip(sent, (False, True), strict=False):
+        if where == "enable_thinking":
+            assert body["enable_thinking"] is thinking and "chat_template_kwargs" not in body
+        else:
+            assert body["chat_template_kwargs"] == {"enable_thinking": thinking} and "enable_thinking" not in body
+    assert "enable_thinking" not in sent[2] and "chat_template_kwargs" not in sent[2]  # unset: the server's default
 
 
 def test_frames_mode_sends_images_and_audio(server, small_bench):

@@ -35,6 +35,12 @@ class RouteSettings(BaseModel):
     base_url: str | None = Field(default=None, description="Server URL up to /v1; /chat/completions is appended.")
     api_key_env: str | None = Field(default=None, description="Environment variable holding the key.")
     thinking: bool | None = Field(default=None, description="enable_thinking; None leaves the provider default.")
+    thinking_switch: Literal["enable_thinking", "chat_template_kwargs"] = Field(
+        default="enable_thinking",
+        description="Where `thinking` is sent: the top-level enable_thinking field (DashScope reads it), or "
+        "chat_template_kwargs.enable_thinking, the chat template's own switch (vLLM, SGLang and llama.cpp's server "
+        "read only that one). Left out of dumps at its default.",
+    )
     reasoning_effort: str | None = None
     media_input: Literal["video_url", "file", "frames", "audio", "none"] = Field(
         default="video_url",
@@ -89,10 +95,18 @@ class RouteSettings(BaseModel):
             for name, default in _LATER_FIELDS.items():
                 if name in data and getattr(self, name) == default:
                     del data[name]
+            if self.thinking is None:  # where a switch left unset would go changes no request
+                data.pop("thinking_switch", None)
         return data
 
 
-_LATER_FIELDS: dict[str, Any] = {"audio_in_video_kwarg": False, "reasoning_model": False}
+_LATER_FIELDS: dict[str, Any] = {
+    "audio_in_video_kwarg": False,
+    "reasoning_model": False,
+    "thinking_switch": "enable_thinking",
+}
+# A self-served model (vLLM, SGLang, llama.cpp's server) is asked to think or not through its chat template.
+_SELF_SERVED = {"thinking_switch": "chat_template_kwargs"}
 
 
 def describe_delivery(settings: RouteSettings) -> str:
@@ -133,6 +147,7 @@ _QWEN_OMNI_TURBO = {
 # and interleaves when the request asks (mm_processor_kwargs); SGLang serves the same names but ignores the audio of
 # a video: there, `--audio-delivery separate` (docs/self-serve.md). check-route says which one a server needs.
 _VLLM_OMNI = {
+    **_SELF_SERVED,
     "api_key_env": None,
     "media_input": "video_url",
     "include_modalities": False,
@@ -141,6 +156,7 @@ _VLLM_OMNI = {
 }
 # MiniCPM-o on vLLM: audio items are separate inputs (no audio-in-video): the track goes as its own WAV part.
 _VLLM_MINICPM_O = {
+    **_SELF_SERVED,
     "api_key_env": None,
     "media_input": "video_url",
     "include_modalities": False,
@@ -204,7 +220,7 @@ DEFAULTS: list[tuple[str, dict[str, Any]]] = [
     ("gpt-5-chat*", _OPENAI),
     *((pattern, {**_OPENAI, "reasoning_model": True}) for pattern in ("gpt-5*", "o1*", "o3*", "o4*")),
     ("gpt-*", _OPENAI),
-    ("*", {}),
+    ("*", _SELF_SERVED),  # any other name: most likely a server of your own
 ]
 
 

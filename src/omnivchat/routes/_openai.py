@@ -185,7 +185,9 @@ class OpenAIRoute:
             payload["audio"] = {"voice": request.reply_audio.voice, "format": request.reply_audio.format}
         elif s.include_modalities:
             payload["modalities"] = ["text"]
-        if s.thinking is not None:
+        if s.thinking is not None and s.thinking_switch == "chat_template_kwargs":
+            payload["chat_template_kwargs"] = {"enable_thinking": s.thinking}
+        elif s.thinking is not None:
             payload["enable_thinking"] = s.thinking
         if s.reasoning_effort is not None:
             payload["reasoning_effort"] = s.reasoning_effort
