@@ -130,7 +130,10 @@ def test_happy_path_stores_every_stage_and_resumes_without_sending(data: Path, t
 
         with RunStore(run_dir / "store.sqlite", read_only=True) as store:
             asr_rows = store.items("mc4/asr")
-            assert [r["item_id"] for r in asr_rows] in (["q1"], ["q2"])  # the other found it stored
+            # q1 and q2 share one transcription: asked at once, the second waits for the first (one row); asked one
+            # after the other (a busy machine), the second finds it stored (its own row, the same key, no request)
+            assert {r["item_id"] for r in asr_rows} in ({"q1"}, {"q2"}, {"q1", "q2"})
+            assert len({r["key"] for r in asr_rows}) == 1
             assert store.result(asr_rows[0]["key"]).text == HEARD + "?"  # type: ignore[union-attr]  # done: stored
             assert {r["item_id"] for r in store.items("mc4/llm")} == {"q1", "q2", "q3"}
             assert {r["status"] for r in store.items("mc4")} == {"done"}
