@@ -16,7 +16,7 @@ from omnivchat._canonical import sha256_json
 from omnivchat.routes._base import Prepared
 from omnivchat.routes._credentials import Secret
 from omnivchat.routes._defaults import RouteSettings
-from omnivchat.routes._media_parts import MediaStore
+from omnivchat.routes._media_parts import MediaStore, audio_only_wav, duration_cut
 from omnivchat.routes._redact import Redactor
 from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError, media_failure
 
@@ -69,11 +69,9 @@ class GeminiRoute:
 
         try:
             found = m.probe(clip, energy=False)
-            original = found.duration
-            limit = self.settings.limits.max_duration_s
-            cut = original if limit is not None and original > limit + 1e-3 else None  # the limit kept the start
+            cut = duration_cut(found.duration, self.settings.limits)  # the limit keeps the start
             if not found.has_video and found.has_audio:  # an audio-only item (a WAV, an MP3): its track alone
-                wav = m.export_audio(clip, fmt="wav", sr=self.settings.audio_sample_rate, end_s=limit if cut else None)
+                wav, cut = audio_only_wav(clip, found.duration, self.settings)
                 digest = m.content_hash(wav)
                 media.files[digest] = (wav, "audio/wav")
                 return {"audio": digest}, Delivered(video=False, audio=True, cut_from_s=cut)

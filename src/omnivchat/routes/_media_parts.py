@@ -172,20 +172,32 @@ def _probe(path: str, inode: int, size: int, mtime_ns: int) -> Any:
     return media.probe(Path(path), energy=False)
 
 
+def duration_cut(duration: float, limits: Any) -> float | None:
+    """The clip's duration when the route's duration limit cuts it (keeping its start), else None."""
+    limit = limits.max_duration_s
+    return duration if limit is not None and duration > limit + 1e-3 else None
+
+
+def audio_only_wav(clip: Path, duration: float, settings: Any) -> tuple[Path, float | None]:
+    """An audio-only clip's track as a mono WAV at the route's rate, cut to its duration limit, with the duration
+    it was cut from (None: whole)."""
+    from omnivchat import media
+
+    cut_from = duration_cut(duration, settings.limits)
+    end = settings.limits.max_duration_s if cut_from is not None else None
+    return media.export_audio(clip, fmt="wav", sr=settings.audio_sample_rate, end_s=end), cut_from
+
+
 def _audio_only_parts(
     clip: Path, info: Any, settings: Any, store: MediaStore
 ) -> tuple[list[dict[str, Any]], Delivered]:
     """An audio-only clip as one ``input_audio`` WAV part (mono, the route's rate), cut to the route's duration
     limit; a route that delivers no audio cannot send it (RouteError "unsupported", never a silent request)."""
-    from omnivchat import media
-
     if settings.audio_delivery == "none":
         raise RouteError(
             "unsupported", f"{clip}: an audio-only clip, and this route delivers no audio (--audio-delivery none)"
         )
-    limit = settings.limits.max_duration_s
-    cut_from = info.duration if limit is not None and info.duration > limit + 1e-3 else None
-    wav = media.export_audio(clip, fmt="wav", sr=settings.audio_sample_rate, end_s=limit if cut_from else None)
+    wav, cut_from = audio_only_wav(clip, info.duration, settings)
     data = PLACEHOLDER_RAW + store.add_file(wav, "audio/wav")
     parts = [{"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}]
     return parts, Delivered(video=False, audio=True, cut_from_s=cut_from)
@@ -213,8 +225,7 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
             return heard, delivered.model_copy(update={"dropped": ("video",) if info.has_video else ()})
         if not info.has_video and info.has_audio:  # an audio-only item (a WAV, an MP3): its track alone
             return _audio_only_parts(clip, info, settings, store)
-        limit = settings.limits.max_duration_s
-        cut_from = info.duration if limit is not None and info.duration > limit + 1e-3 else None
+        cut_from = duration_cut(info.duration, settings.limits)
         fitted = clip
         if not fits(info, settings.limits):
             fitted = media.fit_for_route(clip, settings.limits)
