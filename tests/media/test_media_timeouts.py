@@ -154,3 +154,16 @@ def test_a_run_with_a_clip_that_hangs_fails_that_item_alone(small_bench, tmp_pat
     shown = line.strip().removeprefix("media_timeout: 1 (first: s1: ").rstrip(")")
     assert shown and items[hung.id]["error"].startswith(shown)  # the line shows its start; the store keeps it whole
     assert sum(1 for row in items.values() if row["status"] == "done") == len(small_bench.instances) - 1
+
+
+def test_an_unusable_bound_stops_a_run_before_anything_is_written(small_bench, tmp_path, monkeypatch) -> None:
+    """One line and nothing written, instead of every item failing with the same setting's error."""
+    from omnivchat.cli import app
+
+    monkeypatch.setenv("OMNIVCHAT_MEDIA_TIMEOUT_S", "abc")
+    run_dir = tmp_path / "run"
+    args = ["eval", "--bench", str(small_bench.root), "--model", "sim:healthy", "-o", str(run_dir), "--no-progress"]
+    result = CliRunner().invoke(app, args, terminal_width=200)
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "OMNIVCHAT_MEDIA_TIMEOUT_S='abc': not a positive number of seconds" in result.output
+    assert not run_dir.exists()

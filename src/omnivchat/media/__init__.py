@@ -34,6 +34,7 @@ from omnivchat.media._ffmpeg import (
     encoder_version,
     ffmpeg_exe,
     finish_ffmpeg,
+    media_timeout_s,
     popen_ffmpeg,
     run_ffmpeg,
 )
@@ -142,6 +143,7 @@ __all__ = [
     "fit_for_route",
     "fits",
     "freeze_video",
+    "media_timeout_s",
     "mime_type",
     "mute_audio",
     "open_container",

@@ -17,7 +17,7 @@ from rich.progress import TextColumn
 from omnivchat._blocking import blocking
 from omnivchat._progress import progress_bar
 from omnivchat.errors import Interrupted
-from omnivchat.media import MediaError
+from omnivchat.media import MediaError, media_timeout_s
 from omnivchat.routes import (
     IN_FLIGHT,
     AdaptiveLimiter,
@@ -388,6 +388,7 @@ async def run_tasks_async(
     left not run. Refused (BudgetError) before anything is written when the model has no price.
     """
     run_dir = Path(run_dir)
+    media_timeout_s()  # an unusable bound is one error before anything is written, not every item failing with it
     budget = None
     if budget_usd is not None:
         budget = Budget(budget_usd)
