@@ -1,13 +1,15 @@
 """A bound on the time of one in-process PyAV call: a clip that makes the decoder hang fails alone.
 
 A decode in PyAV runs in C with the GIL released, and nothing can stop it from outside; so the call runs on a
-thread of its own and the caller waits at most :func:`media_timeout_s`. A call that runs past it raises
-MediaTimeout and its thread is left behind (a daemon: it ends with the decode or with the process).
+worker thread and the caller waits at most :func:`media_timeout_s`. Workers are daemon threads kept for the next
+call (starting a thread per call cost about 13 % of a header probe: perf/perf_media.py). A call that runs past the
+bound raises MediaTimeout; its worker is left behind (it ends with the decode or with the process) and never reused.
 """
 
 from __future__ import annotations
 
 import functools
+import queue
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +23,50 @@ T = TypeVar("T")
 _inside = threading.local()  # a bounded call made inside another one runs under the outer bound
 
 
+class _Job:
+    def __init__(self, call: Callable[[], Any]) -> None:
+        self.call = call
+        self.done = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="omnivchat media", daemon=True).start()
+
+    def _serve(self) -> None:
+        _inside.active = True
+        while True:
+            job = self.jobs.get()
+            try:
+                job.value = job.call()
+            except BaseException as exc:  # handed to the caller, whatever it is
+                job.error = exc
+            job.done.set()
+
+
+_idle: list[_Worker] = []
+_idle_lock = threading.Lock()
+
+
+def _run_bounded(call: Callable[[], T], subject: Any, what: str) -> T:
+    limit = media_timeout_s()
+    with _idle_lock:
+        worker = _idle.pop() if _idle else None
+    worker = worker or _Worker()
+    job = _Job(call)
+    worker.jobs.put(job)
+    if not job.done.wait(limit):
+        raise timed_out(subject, what, limit)  # the worker is still in the call: it is not given back
+    with _idle_lock:
+        _idle.append(worker)
+    if job.error is not None:
+        raise job.error
+    return cast("T", job.value)
+
+
 def bounded(what: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
     """Bound a media function whose first argument is the file: ``what`` names the call in the error."""
 
@@ -29,25 +75,8 @@ def bounded(what: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
         def call(*args: P.args, **kwargs: P.kwargs) -> T:
             if getattr(_inside, "active", False):
                 return fn(*args, **kwargs)
-            limit = media_timeout_s()
-            outcome: dict[str, Any] = {}
-
-            def work() -> None:
-                _inside.active = True
-                try:
-                    outcome["value"] = fn(*args, **kwargs)
-                except BaseException as exc:  # handed to the caller, whatever it is
-                    outcome["error"] = exc
-
-            worker = threading.Thread(target=work, name=f"omnivchat {what}", daemon=True)
-            worker.start()
-            worker.join(limit)
-            if worker.is_alive():
-                subject = args[0] if args and isinstance(args[0], str | Path) else None
-                raise timed_out(subject, what, limit)
-            if "error" in outcome:
-                raise outcome["error"]
-            return cast("T", outcome["value"])
+            subject = args[0] if args and isinstance(args[0], str | Path) else None
+            return _run_bounded(lambda: fn(*args, **kwargs), subject, what)
 
         return call
 
