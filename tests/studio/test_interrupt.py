@@ -45,6 +45,7 @@ MESSAGE = re.compile(
 )
 IN_FLIGHT_S = 0.1  # see the hosted test
 EXIT_BOUND_S = 30.0  # generous: the machine may be loaded; the measured times are printed
+MOMENT_ATTEMPTS = 3  # a run that ends before its signal arrives missed the moment; it is run again
 
 
 def command(out: Path, *extra: str) -> list[str]:
@@ -166,13 +167,20 @@ def test_interrupt_then_rerun_equals_an_uninterrupted_run(
     moment: str, sig: signal.Signals, reference: tuple[bytes, dict[str, str]], tmp_path: Path
 ) -> None:
     expected, statuses = reference
-    out = tmp_path / "out"
-    environ = env(tmp_path / "cache")
-    proc = start(command(out, *RUN), environ)
-    wait_until(lambda: MOMENTS[moment](out), proc, moment)
-    before = len(traces(out))
-    _, seconds, stdout, stderr = interrupt(proc, sig)
-    after = len(traces(out))
+    for attempt in range(1, MOMENT_ATTEMPTS + 1):
+        out = tmp_path / f"out{attempt}"
+        environ = env(tmp_path / f"cache{attempt}")
+        proc = start(command(out, *RUN), environ)
+        wait_until(lambda out=out: MOMENTS[moment](out), proc, moment)
+        before = len(traces(out))
+        _, seconds, stdout, stderr = interrupt(proc, sig)
+        after = len(traces(out))
+        if proc.returncode != 0 or len(traces(out)) < len(statuses):
+            break
+        # The whole run ended before the signal came: a loaded machine starved this poller past the moment.
+        print(f"\nattempt {attempt}: the run finished before the signal ({moment}); trying again")
+    else:
+        pytest.fail(f"the run finished before {sig.name} in all {MOMENT_ATTEMPTS} attempts ({moment})")
     found = check_interrupted(proc, stdout, stderr, seconds, len(statuses))
     print(f"\n{sig.name} {moment}: exit after {seconds:.2f} s; {found.group(0)}; traces {before} -> {after}")
     # Nothing queued starts: only the instances in flight may still end.
