@@ -50,8 +50,8 @@ HEALTH_TIMEOUT=${HEALTH_TIMEOUT:-900}
 CONCURRENCY=${CONCURRENCY:-8}
 MAX_TOKENS=${MAX_TOKENS:-512}
 MAX_MODEL_LEN=${MAX_MODEL_LEN:-32768}
-# A multi-turn item of the mini-bench sends two clips; the audio vLLM takes out of each video counts as one item.
-LIMIT_MM=${LIMIT_MM:-'{"image": 1, "video": 2, "audio": 2}'}
+# vLLM's --limit-mm-per-prompt; empty: derived from the mini-bench (below), whose multi-turn items send the most.
+LIMIT_MM=${LIMIT_MM:-}
 TRUST_MM_KWARGS=${TRUST_MM_KWARGS---trust-request-mm-kwargs}
 AUDIO_DELIVERY=${AUDIO_DELIVERY:-auto}
 VLLM=${VLLM:-vllm}
@@ -148,6 +148,20 @@ if curl -sf -o /dev/null "$URL/models"; then
     exit 2
 fi
 begin serve
+# vLLM refuses a request holding more media items of a modality than --limit-mm-per-prompt allows: the dry run
+# counts the mini-bench's largest request as vLLM does (the separate delivery, which adds the most: one WAV part per
+# clip), sending nothing. A Daily-Omni item sends one clip.
+if [[ -z $LIMIT_MM ]]; then
+    counted=(--audio-delivery separate)
+    [[ $AUDIO_DELIVERY != auto ]] && counted=(--audio-delivery "$AUDIO_DELIVERY")
+    LIMIT_MM=$("$OMNIVCHAT" eval --bench "$BENCH" --model "$MODEL" --base-url "$URL" --no-key "${counted[@]}" \
+        --dry-run --output "$LOGS/limit-dry-run" 2> "$LOGS/limit-dry-run.log" \
+        | sed -n "s/.*--limit-mm-per-prompt '\([^']*\)'.*/\1/p")
+    if [[ -z $LIMIT_MM ]]; then
+        echo "error: could not derive --limit-mm-per-prompt from $BENCH (set LIMIT_MM; see $LOGS/limit-dry-run.log)" >&2
+        exit 2
+    fi
+fi
 args=(serve "$MODEL" --host 127.0.0.1 --port "$PORT" --served-model-name "$MODEL" --dtype bfloat16
       --max-model-len "$MAX_MODEL_LEN" --limit-mm-per-prompt "$LIMIT_MM")
 [[ -n $TRUST_MM_KWARGS ]] && args+=("$TRUST_MM_KWARGS")
@@ -180,13 +194,13 @@ delivery=()
 rc=1
 if [[ $AUDIO_DELIVERY == auto ]]; then
     for choice in in-video separate; do
-        if run_step check-route "$OMNIVCHAT" check-route "${ROUTE[@]}" --audio-delivery "$choice" \
+        if run_step check-route "$OMNIVCHAT" check-route "${ROUTE[@]}" --bench "$BENCH" --audio-delivery "$choice" \
                 -o "$OUT/route-check-$choice.json" --force; then
             AUDIO_DELIVERY=$choice; rc=0; break
         fi
     done
 else
-    run_step check-route "$OMNIVCHAT" check-route "${ROUTE[@]}" --audio-delivery "$AUDIO_DELIVERY" \
+    run_step check-route "$OMNIVCHAT" check-route "${ROUTE[@]}" --bench "$BENCH" --audio-delivery "$AUDIO_DELIVERY" \
         -o "$OUT/route-check-$AUDIO_DELIVERY.json" --force
     rc=$?
 fi

@@ -9,13 +9,15 @@ The loopback server (real HTTP on 127.0.0.1:P) with rules that read what each re
 - a multiple-choice question (lettered options): the letter "A";
 - anything else: a short reply.
 
-Flags it does not know (the real server's) are ignored. `STANDIN_LATENCY` (seconds) delays every chat answer, so a
+`--limit-mm-per-prompt JSON` is enforced as vLLM enforces it (HTTP 400 with its message). Flags it does not know (the
+real server's) are ignored. `STANDIN_LATENCY` (seconds) delays every chat answer, so a
 test can interrupt a run while requests are in flight; `STANDIN_PIDFILE` receives the server's own process id.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import signal
@@ -66,7 +68,31 @@ def hears_sound(request_json: dict[str, Any]) -> bool:
     return False
 
 
+LIMITS = {"image": 999, "video": 999, "audio": 999}  # vLLM's default; --limit-mm-per-prompt JSON replaces some
+
+
+def over_limit(request_json: dict[str, Any]) -> Behaviour | None:
+    """vLLM's refusal of a request holding more items of a modality than --limit-mm-per-prompt allows (counted as
+    vLLM does: a part each, and the track it takes out of each video when use_audio_in_video is asked)."""
+    kinds = {"image_url": "image", "video_url": "video", "input_audio": "audio", "audio_url": "audio"}
+    counts = dict.fromkeys(LIMITS, 0)
+    for message in request_json.get("messages", []):
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            if part.get("type") in kinds:
+                counts[kinds[part["type"]]] += 1
+    if (request_json.get("mm_processor_kwargs") or {}).get("use_audio_in_video"):
+        counts["audio"] += counts["video"]
+    for modality, n in counts.items():
+        if n > LIMITS[modality]:
+            message = f"At most {LIMITS[modality]} {modality}(s) may be provided in one prompt."
+            return Behaviour(status=400, error_message=message)
+    return None
+
+
 def answer(request_json: dict[str, Any]) -> Behaviour:
+    if (refused := over_limit(request_json)) is not None:
+        return refused
     text = message_text(request_json)
     if PROMPT in text:
         if hears_sound(request_json):
@@ -91,6 +117,8 @@ def main(argv: list[str]) -> int:
             port = int(next(args))
         elif arg == "--served-model-name":
             names.append(next(args))
+        elif arg == "--limit-mm-per-prompt":
+            LIMITS.update(json.loads(next(args)))
         elif arg != "serve" and not arg.startswith("-") and model is None:
             model = arg
     if pidfile := os.environ.get("STANDIN_PIDFILE"):

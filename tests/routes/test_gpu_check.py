@@ -137,6 +137,10 @@ def test_the_check_runs_every_step_prints_figures_and_times_and_stops_the_server
     check = json.loads((tmp_path / "out" / "route-check-in-video.json").read_text())
     assert check["passed"] and "copper meadow" in check["records"][0]["answer"]
     assert "audio is unavailable" in check["records"][1]["answer"]
+    # the stand-in enforces vLLM's media limit, derived from the mini-bench (two turns, each with its track)
+    assert """--limit-mm-per-prompt {"image": 0, "video": 2, "audio": 2}""" in out
+    assert check["bench_media_items"] == {"image": 0, "video": 2, "audio": 2}
+    assert check["records"][2]["control"] == "capacity" and check["records"][2]["http_status"] == 200
     # the server and its child are gone, and nothing listens on the port any more
     assert "stopped the server (process group" in out
     assert gone(int(pidfile.read_text())) and refuses(port)

@@ -17,6 +17,7 @@ SCRIPT = Path(__file__).parents[2] / "examples" / "slurm" / "eval_replicas.sbatc
 FAKE_VLLM = """#!/bin/bash
 # a stand-in for `vllm serve MODEL ... --port P ...`: the loopback server on port P
 port=""
+printf '%s\n' "$@" > "$(dirname "$0")/args-$$.txt"
 while (( $# )); do
     if [[ $1 == --port ]]; then port=$2; fi
     shift
@@ -73,6 +74,12 @@ def test_the_sbatch_script_starts_replicas_runs_and_resumes(small_bench, tmp_pat
     assert first.returncode == 0, first.stdout + first.stderr
     assert "replica 0 ready" in first.stdout and "replica 1 ready" in first.stdout
     assert "4 done (0 reused)" in first.stdout
+    # vLLM's media limit, derived from the bench: m1 sends two videos (the default delivery of a name outside the
+    # defaults table asks vLLM for no track), and each replica is started with it
+    limit = '{"image": 0, "video": 2, "audio": 0}'
+    assert f"vLLM media limit: --limit-mm-per-prompt {limit}" in first.stdout
+    started = [p.read_text().split("\n") for p in fake.parent.glob("args-*.txt")]
+    assert len(started) == 2 and all(a[a.index("--limit-mm-per-prompt") + 1] == limit for a in started)
     endpoints = (Path(f"{out}.logs") / "endpoints.txt").read_text().split("\n")
     assert endpoints[:2] == [f"http://127.0.0.1:{base}/v1 2", f"http://127.0.0.1:{base + 1}/v1 2"]
     assert f"Replica http://127.0.0.1:{base}/v1" in first.stdout

@@ -29,6 +29,7 @@ from omnivchat.cli._options import (
     panel_members,
     route_options,
 )
+from omnivchat.errors import OmnivchatError
 
 if TYPE_CHECKING:
     from omnivchat.routes import Route
@@ -245,18 +246,32 @@ def check_route_command(
     model: Annotated[str, typer.Option("--model", help="Model id to check.")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="JSON file for the result.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
+    bench: Annotated[
+        Path | None,
+        typer.Option(
+            "--bench",
+            "--data",
+            help="Also check that the server takes this benchmark's largest request: its media items are counted "
+            "as `eval --dry-run` builds them, and the audible clip is sent in as many turns as that takes.",
+        ),
+    ] = None,
+    benchmark: BenchmarkOption = "omnivchat",
+    media: MediaOption = None,
 ) -> None:
     """Check that a route delivers the audio track: an audible clip (a spoken password and number) and its
     silent twin are sent once each; the route passes when only the audible answer recovers both values.
 
-    Inventing speech for the silent clip is reported as a failure. The result (hashes, HTTP status, answers)
-    is written to --output and kept on record, so that `eval` and `ablate` can warn about unchecked routes.
+    Inventing speech for the silent clip is reported as a failure. With --bench, a third request holds as many
+    media items as the bench's largest request (vLLM's --limit-mm-per-prompt refuses more), and must be answered.
+    The result (hashes, HTTP status, answers) is written to --output and kept on record, so that `eval` and
+    `ablate` can warn about unchecked routes.
     """
     from omnivchat.diagnostics.route_check import record_check, run_route_check
 
     if output is not None:
         check_output_file(output, force=force)
-    result = run_route_check(route.route(model), sampling=route.sampling())
+    needed = _largest_request(route, model, bench, benchmark, media) if bench is not None else None
+    result = run_route_check(route.route(model), sampling=route.sampling(), needed=needed)
     for record in result.records:
         answer = record.answer if record.answer is not None else f"(failed: {record.error})"
         console.print(f"[bold]{record.control}[/] (HTTP {record.http_status}): {escape(answer)}", highlight=False)
@@ -271,6 +286,30 @@ def check_route_command(
     console.print(f"{model}: {verdict} (on record in {registry})")
     if not result.passed:
         raise typer.Exit(code=1)
+
+
+def _largest_request(
+    route: RouteOptions, model: str, bench: Path, benchmark: str, media: Path | None
+) -> dict[str, int]:
+    """The most media items of each modality one request of the bench holds under this route (as a dry run builds
+    the requests: nothing is sent)."""
+    import tempfile
+
+    from omnivchat.benchmarks import RunOptions, Source, check_source, estimate, get_benchmark
+    from omnivchat.routes import describe_items
+
+    the_benchmark = get_benchmark(benchmark)
+    source = Source(data=bench, media=media)
+    check_source(the_benchmark, source)
+    dataset = the_benchmark.load(source)
+    with tempfile.TemporaryDirectory(prefix="omnivchat-check-route-") as scratch:
+        dry = estimate(the_benchmark, dataset, route.route(model), Path(scratch) / "run", RunOptions())
+    if dry.most_media is None:
+        raise OmnivchatError(f"--bench: {model} is not served by an OpenAI-compatible server, which --bench checks")
+    for kind, n in sorted(dry.not_built.items()):
+        err_console.print(f"warning: {n} item(s) of {bench} cannot be built ({kind}): not counted", highlight=False)
+    console.print(f"largest request of {bench}: {describe_items(dry.most_media)}", markup=False, highlight=False)
+    return dry.most_media
 
 
 DEMO_MODELS = ("sim:healthy", "sim:video-blind")

@@ -239,7 +239,7 @@ BUDGET_EXIT = 3
 def print_dry_run(dry: DryRun) -> None:
     """A dry run's estimate, line by line (nothing was sent)."""
     for line in dry.lines():
-        console.print(line, markup=False, highlight=False)
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def print_cost(summary: RunSummary, what: str = "items") -> None:
@@ -321,7 +321,7 @@ def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]
             # token counts come back as floats (the status model): a count is printed as the whole number it is
             shown = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in values.items()}
             line = f"{title}: " + ", ".join(f"{k} {v}" for k, v in sorted(shown.items()))
-            console.print(line, markup=False, highlight=False)
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     if status.cost is not None:
         print_run_cost(status.cost, writing=status.writer is not None)
     print_served(status)
@@ -337,7 +337,7 @@ def print_served(status: RunStatus) -> None:
         line = f"Replica {replica}: {sum(outcomes.values())} attempts, {failed} failed"
         if outcomes.get("interrupted"):
             line += f", {outcomes['interrupted']} in flight or interrupted"
-        console.print(line, markup=False, highlight=False)
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
     for kind, entries in status.served.items():
         console.print(f"Served ({kind}): " + "; ".join(e.describe() for e in entries), markup=False, highlight=False)
     for line in served_changes(status.served):

@@ -151,8 +151,11 @@ class RouteCheckRecord(FileModel):
     answer: str | None = None
     """The model's answer (None: the request failed)."""
     recovered: Recovered | None = None
+    media_items: dict[str, int] | None = None
+    """The media items of the request per modality, as vLLM counts them (an OpenAI-compatible route)."""
 
     omit_when_none = (
+        "media_items",
         "request_sha256",
         "error_kind",
         "error",
@@ -189,10 +192,15 @@ class RouteCheck(FileModel):
     prompt: str | None = None
     sampling: dict[str, Any] = Field(default_factory=dict)
     records: list[RouteCheckRecord] = Field(default_factory=list)
+    bench_media_items: dict[str, int] | None = None
+    """With --bench: the most media items of each modality one of its requests holds (the ``capacity`` record
+    checked that the server takes that many)."""
     passed: bool = False
     reasons: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     """What does not fail the route but a user should know (a silent answer that invents speech)."""
+
+    omit_when_none = ("bench_media_items",)
 
 
 def read_route_check(path: Path) -> RouteCheck:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import re
 import time
@@ -19,7 +20,18 @@ from typing import Any
 
 from omnivchat._canonical import sha256_json
 from omnivchat.diagnostics._files import ROUTE_CHECK_SCHEMA, ROUTE_CHECKS_FILE, RouteCheck
-from omnivchat.routes import ChatRequest, Route, RouteError, Sampling, SimOracle, describe_delivery
+from omnivchat.routes import (
+    ChatRequest,
+    HistoryTurn,
+    Route,
+    RouteError,
+    Sampling,
+    SimOracle,
+    describe_delivery,
+    describe_items,
+    limit_flag,
+    media_items,
+)
 
 PASSWORD = "copper meadow"
 NUMBER = 53
@@ -70,16 +82,31 @@ _NO_AUDIO = re.compile(
 )
 
 
-async def _ask(route: Route, clip: Path, control: str, sampling: Sampling) -> dict[str, Any]:
-    from omnivchat import media
-
+def _request(clip: Path, control: str, sampling: Sampling, turns: int = 1) -> ChatRequest:
+    """The check's request for ``clip``; with ``turns`` > 1 the clip is sent that many times, in earlier turns of
+    one dialogue and the last (as the largest item of a multi-turn bench sends its clips)."""
     # The password and the number need the audio only: a simulated model that cannot see still answers them.
     oracle = SimOracle(reference=SIM_REFERENCE, language="en", requires=("audio",))
-    request = ChatRequest(item_id=f"route-check-{control}", clip=clip, text=PROMPT, sampling=sampling, oracle=oracle)
-    record: dict[str, Any] = {"control": control, "media_sha256": media.content_hash(clip)}
+    history = [HistoryTurn(clip=clip, text=EARLIER_TURN, reply=EARLIER_REPLY) for _ in range(turns - 1)]
+    return ChatRequest(
+        item_id=f"route-check-{control}", clip=clip, text=PROMPT, sampling=sampling, oracle=oracle, history=history
+    )
+
+
+EARLIER_TURN = "Here is a clip. Only acknowledge it for now."
+EARLIER_REPLY = "Noted."
+
+
+async def _ask(route: Route, request: ChatRequest, control: str) -> dict[str, Any]:
+    from omnivchat import media
+
+    assert request.clip is not None
+    record: dict[str, Any] = {"control": control, "media_sha256": media.content_hash(request.clip)}
     try:
         prepared = await asyncio.to_thread(route.prepare, request)
         record["request_sha256"] = prepared.key
+        if isinstance(prepared.description, dict) and route.settings.route == "openai":
+            record["media_items"] = media_items(prepared.description)
         response = await route.send(prepared)
     except RouteError as err:
         failed = {"http_status": err.http_status, "error_kind": err.kind, "error": err.message, "answer": None}
@@ -114,17 +141,36 @@ def _audible_failure(record: dict[str, Any]) -> str:
     )
 
 
-def evaluate(records: list[dict[str, Any]]) -> tuple[bool, list[str], list[str]]:
-    """Pass/fail, the reasons and the warnings, from the audible and silent records.
+def turns_for(needed: dict[str, int], per_clip: dict[str, int]) -> int:
+    """How many times the check's clip must be sent in one request to hold at least ``needed`` items of every
+    modality, when one clip makes ``per_clip`` (0: a modality the clip cannot make is not asked of it)."""
+    return max([1, *(math.ceil(n / per_clip[m]) for m, n in needed.items() if n and per_clip.get(m))])
+
+
+def _capacity_failure(record: dict[str, Any], needed: dict[str, int]) -> str:
+    sent = record.get("media_items") or {}
+    return (
+        f"the largest request of the bench was refused: {describe_items(sent)} in one request failed with "
+        f"{record['error_kind']} ({record['error']}); the bench's largest request holds {describe_items(needed)}: "
+        f"start vLLM with {limit_flag(needed)} (or more)"
+    )
+
+
+def evaluate(records: list[dict[str, Any]], needed: dict[str, int] | None = None) -> tuple[bool, list[str], list[str]]:
+    """Pass/fail, the reasons and the warnings, from the audible and silent records (and the ``capacity`` record
+    when a bench's largest request, of ``needed`` items, was checked too).
 
     As seed 003 counts it: the route passes when the audible answer recovers the spoken password and number and
     the silent answer recovers neither. A silent answer that invents another password is a warning, not a failure.
+    The capacity request must be answered: its content is not judged.
     """
     by = {r["control"]: r for r in records}
     reasons = []
     for control in ("audible", "silent"):
         if by[control]["answer"] is None:
             reasons.append(f"{control} request failed: {by[control]['error_kind']} ({by[control]['error']})")
+    if "capacity" in by and by["capacity"]["answer"] is None:
+        reasons.append(_capacity_failure(by["capacity"], needed or {}))
     if reasons:
         return False, reasons, []
     heard, silent = by["audible"]["recovered"], by["silent"]["recovered"]
@@ -138,22 +184,36 @@ def evaluate(records: list[dict[str, Any]]) -> tuple[bool, list[str], list[str]]
     return not reasons, reasons, warnings
 
 
-def run_route_check(route: Route, sampling: Sampling | None = None) -> RouteCheck:
+def run_route_check(
+    route: Route, sampling: Sampling | None = None, *, needed: dict[str, int] | None = None
+) -> RouteCheck:
     """Send the audible and the silent clip once each through ``route``; return the result record.
 
-    ``sampling`` flags that are set replace the check's own (temperature 0, 512 tokens)."""
+    ``sampling`` flags that are set replace the check's own (temperature 0, 512 tokens). ``needed``: the most media
+    items of each modality one request of a bench holds (``DryRun.most_media``); when the audible request holds
+    fewer, one more request (``capacity``) sends the audible clip in as many turns as it takes, and the server must
+    answer it (vLLM refuses a request over its ``--limit-mm-per-prompt`` with HTTP 400)."""
     audible, silent = check_clips()
     given = sampling.model_dump(exclude_none=True) if sampling is not None else {}
     used = Sampling(**{**CHECK_SAMPLING, **given})
 
     async def go() -> list[dict[str, Any]]:
         try:
-            return [await _ask(route, audible, "audible", used), await _ask(route, silent, "silent", used)]
+            records = [
+                await _ask(route, _request(audible, "audible", used), "audible"),
+                await _ask(route, _request(silent, "silent", used), "silent"),
+            ]
+            per_clip = records[0].get("media_items")
+            if needed and per_clip is not None:
+                turns = turns_for(needed, per_clip)
+                if turns > 1:
+                    records.append(await _ask(route, _request(audible, "capacity", used, turns), "capacity"))
+            return records
         finally:
             await route.aclose()
 
     records = asyncio.run(go())
-    passed, reasons, warnings = evaluate(records)
+    passed, reasons, warnings = evaluate(records, needed)
     settings = route.settings.model_dump(mode="json", exclude={"base_url"})
     return RouteCheck.model_validate(
         {
@@ -169,6 +229,7 @@ def run_route_check(route: Route, sampling: Sampling | None = None) -> RouteChec
             "prompt": PROMPT,
             "sampling": used.model_dump(),
             "records": records,
+            "bench_media_items": needed,
             "passed": passed,
             "reasons": reasons,
             "warnings": warnings,

@@ -35,6 +35,7 @@ from omnivchat.routes._sender import (
     route_cost,
     send_with_retries,
 )
+from omnivchat.routes._server import MODALITIES, describe_items, limit_flag, media_items, most_items
 from omnivchat.routes._spec import ModelSpec
 from omnivchat.routes._types import (
     RETRYABLE,
@@ -56,6 +57,7 @@ __all__ = [
     "DEFAULTS",
     "DEFAULT_OUTPUT_TOKENS",
     "IN_FLIGHT",
+    "MODALITIES",
     "PROVIDER_DEFAULT",
     "RETRYABLE",
     "AdaptiveLimiter",
@@ -94,11 +96,15 @@ __all__ = [
     "check_replica_url",
     "clip_sha256",
     "describe_delivery",
+    "describe_items",
     "estimate_prepared",
     "get_route",
     "is_placeholder",
+    "limit_flag",
     "load_endpoints",
     "media_failure",
+    "media_items",
+    "most_items",
     "rates_for",
     "read_key_file",
     "redact",

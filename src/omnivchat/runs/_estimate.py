@@ -24,8 +24,12 @@ from omnivchat.routes import (
     RouteError,
     StagedRoute,
     TokenRates,
+    describe_items,
     estimate_prepared,
+    limit_flag,
     media_failure,
+    media_items,
+    most_items,
     rates_for,
 )
 from omnivchat.runs._cost import RunCost, money, tally
@@ -60,6 +64,9 @@ class DryRun:
     """What the run directory's store has already spent (a resume), or None for a new run."""
     unestimated: str | None = None
     """Why the cost cannot be estimated at all (a cascade's stages), or None."""
+    most_media: dict[str, int] | None = None
+    """An OpenAI-compatible route's most media items of each modality in one request (answered ones included: a
+    server must take every item of the bench), as vLLM counts them; None for other routes."""
 
     @property
     def prompt_tokens(self) -> int:
@@ -88,6 +95,11 @@ class DryRun:
             self.not_built[kind] = self.not_built.get(kind, 0) + n
         for kind, message in other.first_errors.items():
             self.first_errors.setdefault(kind, message)
+        if other.most_media is not None:
+            self.see_media(other.most_media)
+
+    def see_media(self, counts: dict[str, int]) -> None:
+        self.most_media = most_items([self.most_media or {}, counts])
 
     def lines(self) -> list[str]:
         """The dry run for people: requests, bytes, tokens, cost, and the assumptions behind them."""
@@ -120,6 +132,11 @@ class DryRun:
             )
         if self.spent is not None and self.spent.total.attempts:
             out.append(f"already spent by this run: {self.spent.total.describe()}")
+        if self.most_media is not None and any(self.most_media.values()):
+            out.append(
+                f"largest request: {describe_items(self.most_media)} (a vLLM server takes it when started with "
+                f"{limit_flag(self.most_media)} or more)"
+            )
         for kind, n in sorted(self.not_built.items()):
             out.append(f"  {n} item(s) cannot be built ({kind}), first: {self.first_errors.get(kind, '')}")
         return out
@@ -127,6 +144,8 @@ class DryRun:
 
 def _dry_run(route: Route, spent: RunCost | None = None) -> DryRun:
     dry = DryRun(model=route.model_id, price=route.settings.price, rates=rates_for(route.settings), spent=spent)
+    if route.settings.route == "openai":
+        dry.most_media = {}
     if isinstance(route, StagedRoute):  # a cascade: its own requests bill nothing, its stages do
         dry.usd = None
         dry.unestimated = "the stages of a cascade are not estimated: the items are counted, not their stages' tokens"
@@ -153,10 +172,11 @@ async def estimate_requests(
     before. Nothing is sent; the route is not closed (its caller owns it)."""
     dry = dry or _dry_run(route)
 
-    def one(request: ChatRequest) -> tuple[str, RequestEstimate] | RouteError:
+    def one(request: ChatRequest) -> tuple[str, RequestEstimate, dict[str, int]] | RouteError:
         try:
             prepared = route.prepare(request)
-            return prepared.key, estimate_prepared(prepared, route.settings)
+            items = media_items(prepared.description) if isinstance(prepared.description, dict) else {}
+            return prepared.key, estimate_prepared(prepared, route.settings), items
         except RouteError as err:
             return err
         except MediaError as err:
@@ -169,10 +189,13 @@ async def estimate_requests(
         if isinstance(outcome, RouteError):
             dry.not_built[outcome.kind] = dry.not_built.get(outcome.kind, 0) + 1
             dry.first_errors.setdefault(outcome.kind, f"{request.item_id}: {outcome}")
-        elif store is not None and store.result(outcome[0]) is not None:  # read here: the store has one thread
-            dry.already_done += 1
         else:
-            dry.add(outcome[1], max_tokens=request.sampling.max_tokens)
+            if dry.most_media is not None:
+                dry.see_media(outcome[2])
+            if store is not None and store.result(outcome[0]) is not None:  # read here: the store has one thread
+                dry.already_done += 1
+            else:
+                dry.add(outcome[1], max_tokens=request.sampling.max_tokens)
     return dry
 
 
