@@ -152,3 +152,54 @@ def test_the_route_check_proves_which_delivery_a_server_hears(tmp_path, monkeypa
     assert record["audio_delivery"] == expected and f"audio delivery: {expected}" in result.output
     if not passes:
         assert record["reasons"][0].startswith("audio missing:") and "--audio-delivery separate" in record["reasons"][0]
+
+
+def _vllm_audio_cap(cap: int) -> Callable[[dict], Behaviour]:
+    """vLLM's audio loader: with use_audio_in_video it reads the video's data URL itself and refuses base64 longer
+    than VLLM_MAX_AUDIO_CLIP_FILESIZE_MB allows (vllm/multimodal/media/audio.py, load_base64)."""
+
+    def rules(payload):
+        if not (payload.get("mm_processor_kwargs") or {}).get("use_audio_in_video"):
+            return None
+        for part in payload["messages"][-1]["content"]:
+            if part["type"] == "video_url" and len(part["video_url"]["url"].split(",", 1)[1]) > 4 * ((cap + 2) // 3):
+                return Behaviour(status=400, error_message="Maximum file size exceeded (parameter=audio_filesize_mb)")
+        return None
+
+    return rules
+
+
+def _sent_video(server, tmp_path, n=0):
+    part = next(p for p in server.chat_requests[n].json["messages"][-1]["content"] if p["type"] == "video_url")
+    sent = tmp_path / f"sent{n}.mp4"
+    sent.write_bytes(base64.b64decode(part["video_url"]["url"].split(",", 1)[1]))
+    return sent
+
+
+def test_a_clip_over_vllms_audio_cap_is_reencoded_to_fit_for_in_video_delivery(server, small_bench, tmp_path):
+    clip = clip_of(small_bench)
+    cap = clip.stat().st_size * 2 // 3
+    server.rules = _vllm_audio_cap(cap)
+    route = get_route(QWEN, base_url=server.base_url, no_key=True, audio_in_video_max_bytes=cap)
+    response = send(route, ChatRequest(item_id="s1", clip=clip))  # refused with HTTP 400 before the cap existed
+    sent = _sent_video(server, tmp_path)
+    assert sent.stat().st_size <= cap and media.probe(sent).has_audio and response.delivered.audio
+    # a separate WAV part does not pass the MP4 through the audio loader: the clip goes as it is
+    separate = get_route(
+        QWEN, base_url=server.base_url, no_key=True, audio_in_video_max_bytes=cap, audio_delivery="input_audio"
+    )
+    send(separate, ChatRequest(item_id="s1", clip=clip))
+    assert _sent_video(server, tmp_path, 1).read_bytes() == clip.read_bytes()
+    # vLLM's default cap, 25 MiB, left out of the manifest's settings at its default (runs made before it resume)
+    default = resolve_settings(QWEN)
+    assert default.audio_in_video_max_bytes == 25 * 1024 * 1024
+    assert "audio_in_video_max_bytes" not in default.model_dump(mode="json")
+
+
+def test_a_clip_that_cannot_fit_the_cap_is_refused_naming_it(server, small_bench):
+    clip = clip_of(small_bench)
+    route = get_route(QWEN, base_url=server.base_url, no_key=True, audio_in_video_max_bytes=2000)
+    with pytest.raises(RouteError) as caught:
+        send(route, ChatRequest(item_id="s1", clip=clip))
+    assert caught.value.kind == "media" and str(clip) in caught.value.message
+    assert server.chat_requests == []  # nothing was sent

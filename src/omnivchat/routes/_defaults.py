@@ -61,6 +61,14 @@ class RouteSettings(BaseModel):
         "(>= 0.18; from 0.31 only with --trust-request-mm-kwargs) needs to decode and interleave the clip's audio "
         "(Qwen-Omni). Left out of dumps when false, so manifests made before it existed stay the same.",
     )
+    audio_in_video_max_bytes: int | None = Field(
+        default=25 * MB,
+        gt=0,
+        description="With the in-video audio vLLM is asked to decode (audio_in_video_kwarg), the largest clip sent: "
+        "vLLM reads the whole MP4 through its audio loader, which refuses more than VLLM_MAX_AUDIO_CLIP_FILESIZE_MB "
+        "(25 MiB by default) with HTTP 400; a larger clip is re-encoded to fit (or refused when it cannot be). Set it "
+        "to the server's value when raised; None: no cap. Left out of dumps at its default.",
+    )
     reasoning_model: bool = Field(
         default=False,
         description="An OpenAI reasoning model (GPT-5 family, o1/o3/o4): max_tokens goes as max_completion_tokens, "
@@ -102,6 +110,7 @@ class RouteSettings(BaseModel):
 
 _LATER_FIELDS: dict[str, Any] = {
     "audio_in_video_kwarg": False,
+    "audio_in_video_max_bytes": 25 * MB,
     "reasoning_model": False,
     "thinking_switch": "enable_thinking",
 }

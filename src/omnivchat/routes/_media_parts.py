@@ -203,6 +203,16 @@ def _audio_only_parts(
     return parts, Delivered(video=False, audio=True, cut_from_s=cut_from)
 
 
+def _limits_for(settings: Any, info: Any) -> Any:
+    """The route's limits for this clip: with the in-video audio vLLM decodes, also its audio loader's size cap
+    (it reads the whole MP4)."""
+    cap = settings.audio_in_video_max_bytes
+    in_video = settings.audio_in_video_kwarg and settings.audio_delivery == "in_video"
+    if not (in_video and settings.media_input == "video_url" and info.has_audio and cap is not None):
+        return settings.limits
+    return settings.limits.model_copy(update={"max_bytes": min(cap, settings.limits.max_bytes or cap)})
+
+
 def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[str, Any]], Delivered]:
     """Content parts for one clip under ``settings`` (a RouteSettings), and which streams they deliver.
 
@@ -226,9 +236,10 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
         if not info.has_video and info.has_audio:  # an audio-only item (a WAV, an MP3): its track alone
             return _audio_only_parts(clip, info, settings, store)
         cut_from = duration_cut(info.duration, settings.limits)
+        limits = _limits_for(settings, info)
         fitted = clip
-        if not fits(info, settings.limits):
-            fitted = media.fit_for_route(clip, settings.limits)
+        if not fits(info, limits):
+            fitted = media.fit_for_route(clip, limits)
             info = _probe(*file_identity(fitted))
         parts: list[dict[str, Any]] = []
         if settings.media_input == "frames":
