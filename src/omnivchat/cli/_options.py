@@ -32,6 +32,14 @@ class MediaInput(StrEnum):
     none = "none"
 
 
+class Server(StrEnum):
+    auto = "auto"
+    vllm = "vllm"
+    sglang = "sglang"
+    llama_cpp = "llama.cpp"
+    other = "other"
+
+
 class AudioDelivery(StrEnum):
     in_video = "in-video"
     separate = "separate"
@@ -96,6 +104,15 @@ class RouteOptions:
             "separate (also a WAV part, for servers that drop it: SGLang), none.",
         ),
     ] = None
+    server: Annotated[
+        Server | None,
+        typer.Option(
+            "--server",
+            help="What serves a self-served model (vLLM, SGLang, llama.cpp), whose delivery is then changed for what "
+            "it really decodes (SGLang and llama.cpp never hear the audio of a video: a WAV part instead). Default: "
+            "auto, asked of the server (GET /v1/models); other: change nothing.",
+        ),
+    ] = None
     temperature: Annotated[float | None, typer.Option("--temperature", help="Sampling temperature.")] = None
     top_p: Annotated[float | None, typer.Option("--top-p", help="Nucleus sampling top_p.")] = None
     max_tokens: Annotated[int | None, typer.Option("--max-tokens", min=1, help="max_tokens per reply.")] = None
@@ -142,13 +159,28 @@ class RouteOptions:
             defaults_file=self.defaults,
             no_key=self.no_key,
             trust_env=self.trust_env,
+            server=(self.server or Server.auto).value,
             **self.overrides(),
         )
         if getattr(route, "key_is_placeholder", False) and not getattr(self, "_noted", False):
             object.__setattr__(self, "_noted", True)  # said once per command, however many routes it makes
             where = f"--key-file {self.key_file} ({self.key_field})" if self.key_file else route.settings.api_key_env
             note(f"the key from {where} {PLACEHOLDER}")
+        self._say_server(route)
         return route
+
+    def _say_server(self, route: Any) -> None:
+        """Once per command: what serves the model and what was changed for it, or why that is not known."""
+        if getattr(self, "_server_said", False):
+            return
+        info, why = getattr(route, "server", None), getattr(route, "server_note", None)
+        if info is not None and info.adapted:
+            object.__setattr__(self, "_server_said", True)
+            for change in info.adapted:
+                note(f"{route.model_id} is served by {info.label()}: {change}")
+        elif why is not None:
+            object.__setattr__(self, "_server_said", True)
+            note(why)
 
     def refuse_for_cascade(self, model: str) -> None:
         """A cascade takes no route flag: its stages name their servers, keys and settings in its FILE, and a flag
@@ -167,6 +199,7 @@ class RouteOptions:
             "--audio-delivery": self.audio_delivery is not None,
             "--timeout": self.timeout is not None,
             "--trust-env": self.trust_env,
+            "--server": self.server is not None,
         }
         flags = [flag for flag, on in given.items() if on]
         if flags:

@@ -192,6 +192,9 @@ class RouteCheck(FileModel):
     prompt: str | None = None
     sampling: dict[str, Any] = Field(default_factory=dict)
     records: list[RouteCheckRecord] = Field(default_factory=list)
+    server: dict[str, Any] | None = None
+    """What serves the model, as it said of itself (kind, version) and what omnivchat changed for it (None: not
+    known, or a hosted route)."""
     bench_media_items: dict[str, int] | None = None
     """With --bench: the most media items of each modality one of its requests holds (the ``capacity`` record
     checked that the server takes that many)."""
@@ -200,7 +203,7 @@ class RouteCheck(FileModel):
     warnings: list[str] = Field(default_factory=list)
     """What does not fail the route but a user should know (a silent answer that invents speech)."""
 
-    omit_when_none = ("bench_media_items",)
+    omit_when_none = ("server", "bench_media_items")
 
 
 def read_route_check(path: Path) -> RouteCheck:

@@ -229,6 +229,7 @@ def run_route_check(
             "prompt": PROMPT,
             "sampling": used.model_dump(),
             "records": records,
+            "server": server.model_dump(mode="json") if (server := getattr(route, "server", None)) else None,
             "bench_media_items": needed,
             "passed": passed,
             "reasons": reasons,

@@ -35,7 +35,19 @@ from omnivchat.routes._sender import (
     route_cost,
     send_with_retries,
 )
-from omnivchat.routes._server import MODALITIES, describe_items, limit_flag, media_items, most_items
+from omnivchat.routes._server import (
+    MODALITIES,
+    SERVER_KINDS,
+    ServerInfo,
+    ServerMismatch,
+    adapt_to_server,
+    ask_server,
+    describe_items,
+    identify,
+    limit_flag,
+    media_items,
+    most_items,
+)
 from omnivchat.routes._spec import ModelSpec
 from omnivchat.routes._types import (
     RETRYABLE,
@@ -60,6 +72,7 @@ __all__ = [
     "MODALITIES",
     "PROVIDER_DEFAULT",
     "RETRYABLE",
+    "SERVER_KINDS",
     "AdaptiveLimiter",
     "AttemptCost",
     "AttemptHooks",
@@ -84,6 +97,8 @@ __all__ = [
     "Sampling",
     "Secret",
     "Sent",
+    "ServerInfo",
+    "ServerMismatch",
     "SettingsError",
     "SimOracle",
     "SpokenReply",
@@ -91,6 +106,8 @@ __all__ = [
     "StagedRoute",
     "StructuredOutput",
     "TokenRates",
+    "adapt_to_server",
+    "ask_server",
     "attempt_cost",
     "backoff_delay",
     "check_replica_url",
@@ -99,6 +116,7 @@ __all__ = [
     "describe_items",
     "estimate_prepared",
     "get_route",
+    "identify",
     "is_placeholder",
     "limit_flag",
     "load_endpoints",

@@ -20,6 +20,7 @@ from omnivchat.routes._defaults import RouteSettings
 from omnivchat.routes._media_parts import MediaStore, clip_parts
 from omnivchat.routes._redact import Redactor
 from omnivchat.routes._replicas import Failure, Replica, ReplicaSet
+from omnivchat.routes._server import ServerInfo
 from omnivchat.routes._sse import SSEParser
 from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError, retry_after_s, status_kind
 
@@ -91,6 +92,10 @@ class OpenAIRoute:
         self._session: Any = None
         self._environment: dict[str, _Trusted] = {}  # URL -> what trust_env adds to a request to it
         self._failed_on: dict[str, str] = {}  # request key -> the replica its last attempt failed on
+        self.server: ServerInfo | None = None
+        """What serves the model, when known (``get_route(server=...)``): recorded in manifests and route checks."""
+        self.server_note: str | None = None
+        """Why the server could not be asked what it is, when it could not."""
 
     @property
     def endpoint(self) -> str:

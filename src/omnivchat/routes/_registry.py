@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from omnivchat.routes._base import Route
 from omnivchat.routes._credentials import CredentialError, Secret, resolve_api_key
 from omnivchat.routes._defaults import SettingsError, resolve_settings
+from omnivchat.routes._server import SERVER_KINDS, ServerInfo, adapt_to_server, ask_server
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -28,6 +29,7 @@ def get_route(
     speaker: Speaker | None = None,
     replicas: Sequence[ReplicaSpec] | None = None,
     replica_policy: ReplicaPolicy | None = None,
+    server: str | ServerInfo | None = None,
     **overrides: Any,
 ) -> Route:
     """The route for ``model_id`` with its resolved settings.
@@ -41,6 +43,12 @@ def get_route(
     ``speaker`` lets a simulated model answer aloud (see ``routes._sim.Speaker``); other routes ignore it.
     ``replicas``: several OpenAI-compatible servers of the same model (``--base-url`` repeated, ``--endpoints``),
     used instead of a base URL, drained and probed under ``replica_policy`` (see ``routes._replicas``).
+    ``server``: what serves a self-served model (the names of the defaults table's self-served entries), whose
+    settings are then changed for what it really decodes (``routes._server.adapt_to_server``; a flag it cannot
+    honour is refused): ``"auto"`` asks the server (``GET /v1/models``: a server that cannot be asked leaves the
+    settings as they are, and ``route.server_note`` says why), a kind (``vllm``, ``sglang``, ``llama.cpp``,
+    ``other``) is taken as given, and None (the default) changes nothing. The route's ``server`` holds what is
+    known, for manifests and route checks.
     """
     settings = resolve_settings(model_id, user_file=defaults_file, overrides=overrides)
     if replicas:
@@ -83,9 +91,50 @@ def get_route(
         return GeminiRoute(model_id, settings, key)
     from omnivchat.routes._openai import OpenAIRoute
 
+    info, note = None, None
+    if server is not None and settings.thinking_switch == "chat_template_kwargs":  # a self-served name
+        url = replicas[0].url if replicas else settings.base_url
+        info, note = _server_info(server, url, key, trust_env)
+        if info is not None:
+            explicit = {k: v for k, v in overrides.items() if v is not None}
+            settings, info = adapt_to_server(settings, info, explicit)
     replica_set = None
     if replicas:
         from omnivchat.routes._replicas import ReplicaSet
 
         replica_set = ReplicaSet.build(replicas, default_concurrency=settings.max_concurrency, policy=replica_policy)
-    return OpenAIRoute(model_id, settings, key, trust_env=trust_env, replicas=replica_set)
+    route = OpenAIRoute(model_id, settings, key, trust_env=trust_env, replicas=replica_set)
+    route.server, route.server_note = info, note
+    return route
+
+
+def _server_info(
+    server: str | ServerInfo, url: str | None, key: Secret | None, trust_env: bool
+) -> tuple[ServerInfo | None, str | None]:
+    """What serves the model: given, or asked of the server at ``url`` (once per process and URL); with why it is
+    not known when it cannot be asked."""
+    if isinstance(server, ServerInfo):
+        return server, None
+    if server != "auto":
+        if server not in SERVER_KINDS:
+            raise SettingsError(f"--server {server}: expected auto or one of {', '.join(SERVER_KINDS)}")
+        return ServerInfo(kind=server, source="--server"), None
+    if url is None:
+        return None, None
+    found = _asked(url, key.reveal() if key is not None else None, trust_env)
+    if isinstance(found, str):
+        return None, f"could not ask the server what it is ({found}): the model's defaults apply unchanged (--server)"
+    return found, None
+
+
+_ASKED: dict[tuple[str, bool], ServerInfo] = {}  # what each server said of itself, in this process (ablate asks 5x)
+
+
+def _asked(url: str, key: str | None, trust_env: bool) -> ServerInfo | str:
+    """``ask_server``, once per process and URL; a server that could not be asked is asked again next time."""
+    if (url, trust_env) not in _ASKED:
+        found = ask_server(url, key, trust_env=trust_env)
+        if isinstance(found, str):
+            return found
+        _ASKED[url, trust_env] = found
+    return _ASKED[url, trust_env]

@@ -29,11 +29,12 @@ CODE_FIELDS = ("package",)
 # The field of a protocol that fixes its code (SocialOmni's seed: "changed inputs or code require a new output
 # directory"): a change in it refuses the resume, in one line.
 HARNESS_FIELD = "harness_sha256"
-# Manifest fields recorded for information only, never compared: where the run was served (a replica set). A run
+# Manifest fields recorded for information only, never compared: where the run was served (a replica set) and what
+# served it (the server's kind and version, and what was changed for it: the changed settings are compared). A run
 # resumed on other servers is the same run (the served models and fingerprints are kept per result instead). The
 # prompts' labels follow from their hashes and sources, which are compared: a run made before labels were recorded
 # resumes.
-RECORD_FIELDS = ("replicas", "prompt_labels")
+RECORD_FIELDS = ("replicas", "server", "prompt_labels")
 
 
 class ManifestMismatch(OmnivchatError, RuntimeError):

@@ -397,6 +397,9 @@ async def run_tasks_async(
     replicas = getattr(route, "replicas", None)
     if replicas is not None:  # where the run is served: recorded, never part of its identity
         written = {**written, "replicas": replicas.record()}
+    server = getattr(route, "server", None)
+    if server is not None:  # what served it, and what was changed for it: recorded, never part of its identity
+        written = {**written, "server": server.model_dump(mode="json")}
     check = write_or_check_manifest(run_dir, written)
     store = RunStore(run_dir / STORE_FILE)  # a damaged store stops here, before this invocation is logged
     if budget is not None:
@@ -406,6 +409,8 @@ async def run_tasks_async(
         entry["package"] = written.get("package") or package_record()  # a resumed run may span versions
         if replicas is not None:  # each invocation's servers (a resumed run may use others)
             entry["replicas"] = replicas.record()
+        if server is not None:
+            entry["server"] = server.model_dump(mode="json")
         log.write(json.dumps(entry) + "\n")
     summary = RunSummary(
         run_dir=run_dir, total=sum(len(t.pending) for t in tasks), resumed=check.resumed, budget=budget

@@ -248,6 +248,34 @@ def _error_body(status: int, message: str | None) -> dict[str, Any]:
     return {"error": {"message": message or f"loopback: scripted HTTP {status}", "type": kind, "code": code}}
 
 
+@dataclass(frozen=True)
+class Identity:
+    """What the server says of itself, as the real ones do: the owner of its models in ``GET /v1/models``, a
+    ``Server`` header on every response, and JSON pages at GET paths of the server's root (vLLM's ``/version``,
+    SGLang's ``/server_info``, llama.cpp's ``/props``). Facts from their code: docs/self-serve.md."""
+
+    owned_by: str = "loopback"
+    server_header: str | None = None
+    pages: Mapping[str, Any] = field(default_factory=dict)
+
+
+def vllm_identity(version: str = "0.34.0") -> Identity:
+    """vLLM's: models owned by ``vllm``, ``GET /version``."""
+    return Identity(owned_by="vllm", pages={"/version": {"version": version}})
+
+
+def sglang_identity(version: str = "0.5.23") -> Identity:
+    """SGLang's: models owned by ``sglang``, ``GET /server_info`` (its server arguments and version)."""
+    return Identity(owned_by="sglang", pages={"/server_info": {"version": version, "frontend": "python"}})
+
+
+def llama_cpp_identity(*, vision: bool = True, audio: bool = True, video: bool = False) -> Identity:
+    """llama.cpp's server: ``Server: llama.cpp`` on every response, models owned by ``llamacpp``, ``GET /props``
+    with the input kinds its model takes (no multimodal projector: no vision, no audio)."""
+    props = {"modalities": {"vision": vision, "video": video, "audio": audio}, "build_info": "b6500-0c1e570"}
+    return Identity(owned_by="llamacpp", server_header="llama.cpp", pages={"/props": props})
+
+
 class _Core:
     """State and handlers shared by the threaded server and the process mode."""
 
@@ -259,8 +287,10 @@ class _Core:
         models: Sequence[str],
         api_key: str | None,
         record: bool,
+        identity: Identity | None = None,
     ) -> None:
         self.default = default
+        self.identity = identity or Identity()
         self.rules = rules
         self.models = tuple(models) or (DEFAULT_MODEL,)
         self.api_key = api_key
@@ -288,6 +318,7 @@ class _Core:
         app.router.add_get("/models", self._models)
         app.router.add_post("/{version}/models/{model}", self._gemini)  # {model} is "NAME:generateContent"
         app.router.add_route("*", "/{tail:.*}", self._not_found)
+        app.on_response_prepare.append(self._name_server)
         # handler_cancellation: a client that gives up cancels its handler (hangs end with the client);
         # shutdown_timeout: waiting handlers are released by `_stop` first, so this is only a backstop.
         runner = web.AppRunner(app, access_log=None, handler_cancellation=True, shutdown_timeout=2.0)
@@ -351,12 +382,20 @@ class _Core:
 
     async def _models(self, request: web.Request) -> web.StreamResponse:
         self._record(request, None, b"")
-        data = [{"id": m, "object": "model", "created": 0, "owned_by": "loopback"} for m in self.models]
+        owner = self.identity.owned_by
+        data = [{"id": m, "object": "model", "created": 0, "owned_by": owner} for m in self.models]
         return web.Response(body=_dumps({"object": "list", "data": data}), content_type="application/json")
+
+    async def _name_server(self, request: web.Request, response: web.StreamResponse) -> None:
+        if self.identity.server_header is not None:
+            response.headers["Server"] = self.identity.server_header
 
     async def _not_found(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
         self._record(request, None, body)
+        page = self.identity.pages.get(request.path) if request.method == "GET" else None
+        if page is not None:
+            return web.Response(body=_dumps(page), content_type="application/json")
         return _json_response(404, _error_body(404, f"loopback: no route {request.method} {request.path}"))
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
@@ -791,10 +830,15 @@ class LoopbackServer:
         api_key: str | None = None,
         record: bool = True,
         port: int = 0,
+        identity: Identity | None = None,
     ) -> None:
         """`api_key`: if set, requests without `Authorization: Bearer <api_key>` get 401 (use a fake key).
-        `record`: keep every request in `requests` (turn off for long perf runs; `count` still counts)."""
-        self._core = _Core(default or Behaviour(), rules=rules, models=models, api_key=api_key, record=record)
+        `record`: keep every request in `requests` (turn off for long perf runs; `count` still counts).
+        `identity`: what it says of itself (:func:`vllm_identity`, :func:`sglang_identity`, :func:`llama_cpp_identity`;
+        default: a server of no known kind)."""
+        self._core = _Core(
+            default or Behaviour(), rules=rules, models=models, api_key=api_key, record=record, identity=identity
+        )
         self._port = port
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
