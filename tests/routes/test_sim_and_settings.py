@@ -129,7 +129,8 @@ def test_defaults_table_and_overrides(tmp_path):
     assert (vllm.audio_delivery, vllm.audio_in_video_kwarg, vllm.include_modalities) == ("in_video", True, False)
     assert resolve_settings("openbmb/MiniCPM-o-4_5").audio_delivery == "input_audio"
     gemini = resolve_settings("gemini-3.8-flash")
-    assert (gemini.media_input, gemini.include_modalities) == ("file", False)
+    # its OpenAI-compatible endpoint documents image_url and input_audio, no video part
+    assert (gemini.media_input, gemini.include_modalities, gemini.thinking_switch) == ("frames", False, "google")
     other = resolve_settings("my-own-model")
     assert (other.media_input, other.thinking, other.include_modalities) == ("video_url", None, True)
     assert resolve_settings("qwen3-omni-flash", overrides={"thinking": "default"}).thinking is None

@@ -138,9 +138,9 @@ MakeRoute = Callable[..., Route]
 
 
 def _chat_route(make_route: MakeRoute, spec: ModelSpec, key: Secret | None, **settings: Any) -> Route:
-    return make_route(
-        spec.model, api_key=key, no_key=key is None, timeout_s=spec.timeout_s, **settings, **spec.settings_overrides()
-    )
+    # thinking goes as the model's route sends it (None: the provider's default)
+    overrides = {"timeout_s": spec.timeout_s, "thinking": spec.thinking, **settings, **spec.settings_overrides()}
+    return make_route(spec.model, api_key=key, no_key=key is None, **overrides)
 
 
 class StageFailed(RouteError):
@@ -208,6 +208,8 @@ class CascadeRoute:
             if spec is not None and not (stage == "asr" and spec.model == LOCAL_WHISPER):
                 _check_stage_url(stage, spec, self.path)
         asr = self.spec.asr
+        if asr.thinking is not None:  # accepted by the file's common fields, and never sent: refused instead
+            raise CascadeError(f"{self.path}: asr.thinking: a speech recogniser has no thinking switch; remove it")
         if asr.model == LOCAL_WHISPER:
             self.stages["asr"] = LocalWhisperRoute(LOCAL_WHISPER, _local_settings(), asr.language, vad=asr.vad)
         else:

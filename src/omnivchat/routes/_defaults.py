@@ -35,11 +35,12 @@ class RouteSettings(BaseModel):
     base_url: str | None = Field(default=None, description="Server URL up to /v1; /chat/completions is appended.")
     api_key_env: str | None = Field(default=None, description="Environment variable holding the key.")
     thinking: bool | None = Field(default=None, description="enable_thinking; None leaves the provider default.")
-    thinking_switch: Literal["enable_thinking", "chat_template_kwargs"] = Field(
+    thinking_switch: Literal["enable_thinking", "chat_template_kwargs", "google"] = Field(
         default="enable_thinking",
-        description="Where `thinking` is sent: the top-level enable_thinking field (DashScope reads it), or "
+        description="Where `thinking` is sent: the top-level enable_thinking field (DashScope reads it), "
         "chat_template_kwargs.enable_thinking, the chat template's own switch (vLLM, SGLang and llama.cpp's server "
-        "read only that one). Left out of dumps at its default.",
+        "read only that one), or google: Gemini's thinking_config in extra_body.google (its OpenAI-compatible "
+        "endpoint). Left out of dumps at its default.",
     )
     reasoning_effort: str | None = None
     media_input: Literal["video_url", "file", "frames", "audio", "none"] = Field(
@@ -171,10 +172,13 @@ _VLLM_MINICPM_O = {
     "include_modalities": False,
     "audio_delivery": "input_audio",
 }
+# Gemini's OpenAI-compatible endpoint documents image_url and input_audio parts, no video: the clip goes as JPEG
+# frames and its track as a WAV part (the native route, gemini:NAME, sends the MP4 itself).
 _GEMINI_OPENAI = {
     "base_url": GEMINI_OPENAI,
     "api_key_env": "GEMINI_API_KEY",
-    "media_input": "file",
+    "media_input": "frames",
+    "thinking_switch": "google",
     "include_modalities": False,
     "limits": {"max_bytes": 100 * MB},
     "token_rates": GEMINI.model_dump(),

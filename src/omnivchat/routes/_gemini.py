@@ -18,6 +18,7 @@ from omnivchat.routes._credentials import Secret
 from omnivchat.routes._defaults import RouteSettings
 from omnivchat.routes._media_parts import MediaStore, audio_only_wav, duration_cut
 from omnivchat.routes._redact import Redactor
+from omnivchat.routes._thinking import gemini_thinking
 from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError, media_failure
 
 GEMINI_API = "https://generativelanguage.googleapis.com"
@@ -48,6 +49,7 @@ class GeminiRoute:
         self.model_id = model_id
         self.model_name = model_id.removeprefix("gemini:")
         self.settings = settings
+        self._thinking = gemini_thinking(self.model_name, settings.thinking)  # refused here, before any request
         self._api_key = api_key
         self._redactor = Redactor(api_key)
         self._client: Any = None
@@ -181,8 +183,8 @@ class GeminiRoute:
                 "max_output_tokens": sampling.max_tokens,
                 "seed": sampling.seed,
             }
-            if self.settings.thinking is not None:
-                config["thinking_config"] = types.ThinkingConfig(thinking_budget=-1 if self.settings.thinking else 0)
+            if self._thinking is not None:
+                config["thinking_config"] = types.ThinkingConfig(**self._thinking)
             if request.response_format is not None:
                 config["response_mime_type"] = "application/json"
                 schema = _schema_of(request.response_format)

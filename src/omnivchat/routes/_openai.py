@@ -22,6 +22,7 @@ from omnivchat.routes._redact import Redactor
 from omnivchat.routes._replicas import Failure, Replica, ReplicaSet
 from omnivchat.routes._server import ServerInfo
 from omnivchat.routes._sse import SSEParser
+from omnivchat.routes._thinking import gemini_thinking
 from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError, retry_after_s, status_kind
 
 
@@ -52,6 +53,23 @@ def _join(base_url: str, suffix: str) -> str:
     parts = urlsplit(base_url)
     query = f"?{parts.query}" if parts.query else ""
     return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}{suffix}{query}"
+
+
+def _check_provider(settings: RouteSettings, model_id: str) -> None:
+    """What a provider documents it refuses, refused before anything is sent: DashScope's Qwen-Omni takes one
+    media type per user message (help.aliyun.com/zh/model-studio/qwen-omni), so a clip cannot go with a second,
+    separate track (it reads the video's own)."""
+    host = urlsplit(settings.base_url or "").hostname or ""
+    if not host.endswith("aliyuncs.com"):
+        return
+    separate = settings.audio_delivery == "input_audio" and settings.media_input in ("video_url", "file")
+    if separate or (settings.media_input == "frames" and settings.audio_delivery != "none"):
+        what = "the video and a WAV part" if separate else "JPEG frames and a WAV part"
+        raise ConfigError(
+            f"{model_id} on DashScope takes one media type per message, and these settings would send {what}: use "
+            "--audio-delivery in-video with the video (DashScope reads its own track), or frames with "
+            "--audio-delivery none (runs say the audio was not delivered)"
+        )
 
 
 def _check_base_url(base_url: str | None, model_id: str) -> str:
@@ -87,6 +105,11 @@ class OpenAIRoute:
         self.trust_env = trust_env
         self.replicas = replicas
         self._base_url = replicas.replicas[0].url if replicas else _check_base_url(settings.base_url, model_id)
+        _check_provider(settings, model_id)
+        # Gemini's switch, refused here for a model that cannot honour it (before any request)
+        self._google_thinking = (
+            gemini_thinking(model_id, settings.thinking) if settings.thinking_switch == "google" else None
+        )
         self._api_key = api_key
         self._redactor = Redactor(api_key)
         self._session: Any = None
@@ -192,6 +215,9 @@ class OpenAIRoute:
             payload["modalities"] = ["text"]
         if s.thinking is not None and s.thinking_switch == "chat_template_kwargs":
             payload["chat_template_kwargs"] = {"enable_thinking": s.thinking}
+        elif s.thinking_switch == "google":
+            if self._google_thinking is not None:  # Gemini's documented form on its OpenAI-compatible endpoint
+                payload["extra_body"] = {"google": {"thinking_config": self._google_thinking}}
         elif s.thinking is not None:
             payload["enable_thinking"] = s.thinking
         if s.reasoning_effort is not None:
