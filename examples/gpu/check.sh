@@ -157,13 +157,13 @@ if [[ -z $LIMIT_MM ]]; then
     LIMIT_MM=$("$OMNIVCHAT" eval --bench "$BENCH" --model "$MODEL" --base-url "$URL" --no-key "${counted[@]}" \
         --dry-run --output "$LOGS/limit-dry-run" 2> "$LOGS/limit-dry-run.log" \
         | sed -n "s/.*--limit-mm-per-prompt '\([^']*\)'.*/\1/p")
-    if [[ -z $LIMIT_MM ]]; then
-        echo "error: could not derive --limit-mm-per-prompt from $BENCH (set LIMIT_MM; see $LOGS/limit-dry-run.log)" >&2
-        exit 2
-    fi
+    # the bench's own step then fails and says why; the server starts with vLLM's default limits
+    [[ -z $LIMIT_MM ]] && echo "warning: could not derive --limit-mm-per-prompt from $BENCH (see" \
+        "$LOGS/limit-dry-run.log): vLLM's default limits apply" >&2
 fi
 args=(serve "$MODEL" --host 127.0.0.1 --port "$PORT" --served-model-name "$MODEL" --dtype bfloat16
-      --max-model-len "$MAX_MODEL_LEN" --limit-mm-per-prompt "$LIMIT_MM")
+      --max-model-len "$MAX_MODEL_LEN")
+[[ -n $LIMIT_MM ]] && args+=(--limit-mm-per-prompt "$LIMIT_MM")
 [[ -n $TRUST_MM_KWARGS ]] && args+=("$TRUST_MM_KWARGS")
 setsid "$VLLM" "${args[@]}" "${EXTRA_VLLM_ARGS[@]}" > "${LOG[serve]}" 2>&1 < /dev/null &
 SERVER_PID=$!

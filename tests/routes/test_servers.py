@@ -167,3 +167,28 @@ def test_check_route_refuses_in_video_on_sglang_saying_why(tmp_path, monkeypatch
 def test_server_info_is_a_record_not_an_identity():
     info = ServerInfo(kind="vllm", version="0.34.0", source="GET /v1/models")
     assert info.label() == "vLLM 0.34.0" and ServerInfo(kind="other", source="--server").label().startswith("an ")
+
+
+def test_a_hostile_server_cannot_put_the_key_or_a_novel_in_the_manifest(monkeypatch):
+    from omnivchat.testing import Identity
+
+    monkeypatch.setenv("MY_KEY", API_KEY)
+    echo = Identity(owned_by="vllm", pages={"/version": {"version": f"0.34.0-{API_KEY}-" + "x" * 500}})
+    with LoopbackServer(identity=echo) as srv:
+        route = get_route(QWEN, base_url=srv.base_url, server="auto", api_key_env="MY_KEY")
+    recorded = json.dumps(route.server.model_dump(mode="json"))
+    assert API_KEY not in recorded and len(route.server.version) <= 80 and route.server.kind == "vllm"
+
+
+@pytest.mark.parametrize(
+    "page",
+    [{"modalities": {"vision": "yes", "audio": None}}, {"modalities": []}, [], "not an object"],
+)
+def test_a_garbled_props_page_is_read_as_unknown(page):
+    from omnivchat.testing import Identity
+
+    odd = Identity(owned_by="llamacpp", server_header="llama.cpp", pages={"/props": page})
+    with LoopbackServer(identity=odd) as srv:
+        route = get_route("my-omni", base_url=srv.base_url, no_key=True, server="auto")
+    assert route.server.kind == "llama.cpp" and not route.server.modalities
+    assert route.settings.media_input == "frames" and route.settings.audio_delivery == "input_audio"

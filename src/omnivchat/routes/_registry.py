@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from omnivchat.routes._base import Route
 from omnivchat.routes._credentials import CredentialError, Secret, resolve_api_key
 from omnivchat.routes._defaults import SettingsError, resolve_settings
+from omnivchat.routes._redact import Redactor
 from omnivchat.routes._server import SERVER_KINDS, ServerInfo, adapt_to_server, ask_server
 
 if TYPE_CHECKING:
@@ -124,7 +125,9 @@ def _server_info(
     found = _asked(url, key.reveal() if key is not None else None, trust_env)
     if isinstance(found, str):
         return None, f"could not ask the server what it is ({found}): the model's defaults apply unchanged (--server)"
-    return found, None
+    # What the server said goes into manifests: redacted of the key (a hostile server may echo it) and kept short.
+    version = Redactor(key).cut(found.version, 80) if found.version is not None else None
+    return found.model_copy(update={"version": version}), None
 
 
 _ASKED: dict[tuple[str, bool], ServerInfo] = {}  # what each server said of itself, in this process (ablate asks 5x)

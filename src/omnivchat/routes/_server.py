@@ -98,7 +98,7 @@ def identify(models: Any, server_header: str | None) -> ServerKind:
     owners = {m.get("owned_by") for m in data if isinstance(m, dict)} if isinstance(data, list) else set()
     for owner, kind in (("vllm", "vllm"), ("sglang", "sglang"), ("llamacpp", "llama.cpp")):
         if owner in owners:
-            return kind  # type: ignore[return-value]
+            return kind  # type: ignore[return-value]  # each value of the table is a ServerKind
     return "other"
 
 
@@ -265,4 +265,7 @@ def _llama_cpp(settings: Any, server: ServerInfo, explicit: Mapping[str, Any]) -
             )
         update["media_input"] = "frames"
         reasons.append(f"media_input {media_input} -> frames ({server.label()} takes no video: JPEG frames instead)")
+        if settings.audio_delivery == "in_video":  # frames carry no track: it goes as a WAV part, and says so
+            update |= {"audio_delivery": "input_audio", "audio_in_video_kwarg": False}
+            reasons.append("audio_delivery in_video -> input_audio (JPEG frames carry no audio track)")
     return update, reasons

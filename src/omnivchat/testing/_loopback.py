@@ -366,7 +366,8 @@ class _Core:
                 time=time.monotonic(),
             )
         with self.lock:
-            self.count += 1
+            # Model requests only: a client asking what the server is (GET /models, /props...) sends no request.
+            self.count += request.method == "POST"
             if entry is not None:
                 self.requests.append(entry)
 
@@ -895,7 +896,8 @@ class LoopbackServer:
 
     @property
     def count(self) -> int:
-        """Number of requests received so far (all paths)."""
+        """Number of model requests (POSTs: chat, transcription, Gemini) received so far; the GETs that ask what
+        the server is (``/models``, ``/props``...) are recorded in ``requests`` but not counted."""
         with self._core.lock:
             return self._core.count
 
