@@ -10,6 +10,8 @@ import time
 from urllib.parse import quote, quote_plus
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from omnivchat.routes import ChatResponse, Redactor, RouteError, Secret, redact
 from omnivchat.routes._redact import MIN_FRAGMENT
@@ -124,3 +126,23 @@ def test_fast_on_a_large_body(key):
     started = time.perf_counter()
     out = r.text(body)
     assert out.endswith("***") and time.perf_counter() - started < 2.0
+
+
+def test_a_key_spelled_out_reversed_or_split_over_lines_is_masked_whole(key):
+    r = Redactor(Secret(key))
+    assert r.text(f"key: {' '.join(key)}!") == "key: ***!"
+    assert r.text(f"key: {key[::-1]}") == "key: ***"
+    assert r.text("key:\n" + "\n".join(key[i : i + 5] for i in range(0, len(key), 5))) == "key:\n***"
+    assert r.text(" . ".join(key.upper())) == "***"
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=300), st.integers(0, 60))
+def test_text_without_the_key_is_never_altered(text, drop):
+    # The key's own characters all but one, spaced, reversed, shuffled into the text: not the key, kept as it is.
+    key = "sk-test-Zq8xW3vR7pL2mN5bK9cH4jT6"
+    partial = key[: drop % len(key)] + key[drop % len(key) + 1 :]
+    r = Redactor(Secret(key))
+    runs = [key[i : i + MIN_FRAGMENT].lower() for i in range(len(key) - MIN_FRAGMENT + 1)]
+    for sample in (text, " ".join(partial), partial[::-1], text + partial + text):
+        # a run of 12 characters of the key is masked by design (a key someone else cut); nothing else is touched
+        assert r.text(sample) == sample or any(run in sample.lower() for run in runs)

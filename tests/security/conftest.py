@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import logging
 import os
+import re
 import secrets
 import traceback
 from collections.abc import Callable, Iterator
@@ -46,6 +47,15 @@ def needles(key: str) -> set[bytes]:
     return {f[i : i + FRAGMENT].lower() for f in forms for i in range(len(f) - FRAGMENT + 1)}
 
 
+def spelled_needles(key: str) -> set[bytes]:
+    """Pieces of the key's letters and digits, forwards and backwards, of 2 x FRAGMENT: found in a file's letters
+    and digits alone, they mean the key was written spaced out, split over lines, or reversed. (Longer than the
+    plain pieces: the letters and digits of a whole file close up, and short runs would turn up by chance.)"""
+    letters = re.sub(r"[^0-9a-z]", "", key.lower()).encode()
+    size = 2 * FRAGMENT
+    return {k[i : i + size] for k in (letters, letters[::-1]) for i in range(len(k) - size + 1)}
+
+
 class LeakScan:
     """Collects what a test wrote and printed, then finds any trace of the key in it."""
 
@@ -74,12 +84,16 @@ class LeakScan:
 
     def leaks(self) -> list[str]:
         found = needles(self.key)
+        spelled = spelled_needles(self.key)
         places = [(str(p), p.read_bytes()) for p in self.files()]  # SQLite pages and WAL files, read raw
         places += self.printed
         out = []
         for label, data in places:
             lowered = data.lower()
             hits = sorted(n.decode(errors="replace") for n in found if n in lowered)
+            # a key spaced out, or split over lines (shown raw or escaped as \n), closes up
+            squeezed = re.sub(rb"[^0-9a-z]", b"", re.sub(rb"\\[nrt]", b"", lowered))
+            hits += sorted(f"spelled {n.decode()}" for n in spelled if n in squeezed)
             if hits:
                 out.append(f"{label}: {len(hits)} pieces, e.g. {hits[0]!r}")
         return out

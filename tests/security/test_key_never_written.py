@@ -155,7 +155,8 @@ def test_socialomni_evaluate_judge_rescore_export(tmp_path, key, key_file, scan,
         judges = judges_file(tmp_path, server.base_url, names=("gpt-5.6-sol", "gemini-3.8-flash", "qwen3.8-omni"))
         args = ["socialomni", "judge", run, "--contexts", contexts, "--judges", judges, "--no-progress"]
         invoke(scan, "socialomni judge", args)
-        assert server.count >= len(PLACES)
+        # 14 verdict requests, each answered by the next place in turn (the eval above takes every place)
+        assert server.count >= min(14, len(PLACES))
         sent = server.count
         args = [
             "socialomni", "rescore", "--run", run, "--contexts", contexts, "--model", "hostile", "--judges", judges,

@@ -15,9 +15,14 @@ What is replaced by ``***`` (case-insensitively):
   alone are replaced, leaving at most two bytes' worth at each end, which are mixed with neighbouring bytes;
 - any run of at least `MIN_FRAGMENT` consecutive characters of the key: a key that someone else cut (a proxy
   truncating its message, a library abbreviating a value it shows) leaves such pieces. Shorter runs are kept:
-  they are too weak to matter and too common to hunt (``sk-proj-`` is 8 characters every OpenAI key shares).
+  they are too weak to matter and too common to hunt (``sk-proj-`` is 8 characters every OpenAI key shares);
+- the whole key, or the whole key reversed, spelled with up to three characters that are not letters or digits
+  between its characters: spaced out, one character per line, split over the lines of one streamed event (which
+  the client joins with newlines before it reads them).
 
-Not attempted: hex, other encodings, encryption, or a key spelled out with characters in between.
+Text is redacted once it is assembled (a streamed reply as a whole, never delta by delta), so a key spread over
+many chunks is found whole. Not attempted: hex, other encodings, encryption, or letters between a key's
+characters.
 
 A placeholder key (``EMPTY``, ``none``, ``x``, anything under 16 characters: `routes.is_placeholder`) is no secret,
 and masking it would rewrite what the model said ("the box is empty" -> "the box is ***"). It is masked only where
@@ -46,6 +51,8 @@ MIN_FRAGMENT = 12
 _GRAM = 8  # fragment search: 8-character pieces of the key taken every 5 characters find every run of 12 or more
 _STRIDE = MIN_FRAGMENT - _GRAM + 1
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_SPACER = r"[^0-9A-Za-z]{0,3}"
+"""What may stand between two characters of a key spelled out (spaces, newlines, dots, dashes)."""
 
 
 def _base64_cores(raw: bytes) -> set[str]:
@@ -78,7 +85,7 @@ def key_forms(key: str) -> list[str]:
 class Redactor:
     """Removes one key, in all the forms listed in this module's docstring, from strings a server sent."""
 
-    __slots__ = ("_grams", "_key", "_key_bytes", "_pattern", "placeholder")
+    __slots__ = ("_grams", "_key", "_key_bytes", "_pattern", "_spelled", "placeholder")
 
     def __init__(self, secret: Secret | None) -> None:
         key = secret.reveal() if secret is not None else ""
@@ -93,6 +100,10 @@ class Redactor:
         real = len(key) >= MIN_FRAGMENT and key.isascii() and not self.placeholder
         self._key = key.translate(_ASCII_LOWER) if real else ""
         self._grams = [(i, self._key[i : i + _GRAM]) for i in range(0, len(self._key) - _GRAM + 1, _STRIDE)]
+        # The whole key, or the whole key reversed, spelled with a few characters that are not letters or digits
+        # between its characters: spaced out, one character per line, split over the lines of one SSE event.
+        spelled = [_SPACER.join(map(re.escape, k)) for k in (key, key[::-1])] if real else []
+        self._spelled = re.compile("|".join(spelled), re.IGNORECASE) if spelled else None
 
     def __repr__(self) -> str:
         return "Redactor(***)"
@@ -102,6 +113,8 @@ class Redactor:
         if self._pattern is None or not text:
             return text
         text = self._pattern.sub(MASK, text)
+        if self._spelled is not None:
+            text = self._spelled.sub(MASK, text)
         return self._fragments(text) if self._key else text
 
     def reply(self, text: str) -> str:

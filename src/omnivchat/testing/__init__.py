@@ -15,6 +15,9 @@ from omnivchat.testing._hub import CDN_HOST, HubRepo, HubRequest, HubServer, git
 from omnivchat.testing._loopback import (
     API_KEY,
     API_KEY_BASE64,
+    API_KEY_LINES,
+    API_KEY_REVERSED,
+    API_KEY_SPACED,
     API_KEY_URL,
     AUTHORIZATION,
     AUTHORIZATION_BASE64,
@@ -38,6 +41,9 @@ from omnivchat.testing._loopback import (
 __all__ = [
     "API_KEY",
     "API_KEY_BASE64",
+    "API_KEY_LINES",
+    "API_KEY_REVERSED",
+    "API_KEY_SPACED",
     "API_KEY_URL",
     "AUTHORIZATION",
     "AUTHORIZATION_BASE64",

@@ -15,6 +15,9 @@ from collections.abc import Iterable
 from omnivchat.testing._loopback import (
     API_KEY,
     API_KEY_BASE64,
+    API_KEY_LINES,
+    API_KEY_REVERSED,
+    API_KEY_SPACED,
     API_KEY_URL,
     AUTHORIZATION,
     AUTHORIZATION_BASE64,
@@ -85,6 +88,12 @@ def hostile_behaviours(reply: str = DEFAULT_TEXT) -> dict[str, Behaviour]:
             headers=echo_headers,
         ),
         "reply-long": Behaviour(text=f"{reply} {straddling(API_KEY)}", model=straddling(API_KEY, 3)),
+        # The key in pieces: over many streamed deltas, spaced out, reversed, over the data: lines of one event.
+        "reply-split": Behaviour(text=f"{reply} {API_KEY}", reasoning=f"key {API_KEY}", chunk_chars=3),
+        "reply-spaced": Behaviour(text=f"{reply} {API_KEY_SPACED}", reasoning=API_KEY_REVERSED),
+        "reply-reversed": Behaviour(text=f"{reply} {API_KEY_REVERSED}", model=API_KEY_REVERSED),
+        "bad-chunk-lines": Behaviour(bad_chunk=f"proxy:\n{API_KEY_LINES}"),
+        "error-json-spelled": Behaviour(status=401, error_message=f"bad key {API_KEY_SPACED} ({API_KEY_REVERSED})"),
     }
 
 

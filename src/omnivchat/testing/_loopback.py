@@ -60,6 +60,12 @@ API_KEY_BASE64 = "{{api_key:base64}}"
 """The key in base64."""
 AUTHORIZATION_BASE64 = "{{authorization:base64}}"
 """The Authorization header in base64, as a proxy might log or echo it."""
+API_KEY_SPACED = "{{api_key:spaced}}"
+"""The key spelled out, one space between its characters."""
+API_KEY_REVERSED = "{{api_key:reversed}}"
+"""The key backwards."""
+API_KEY_LINES = "{{api_key:lines}}"
+"""The key in pieces of 5 characters, one per line: in a `bad_chunk`, one piece per `data:` line of one event."""
 
 _ERROR_KINDS: dict[int, tuple[str, str]] = {
     400: ("invalid_request_error", "invalid_request"),
@@ -778,6 +784,9 @@ def _echoer(request: web.Request) -> Callable[[Any], Any]:
         API_KEY_URL: quote(key, safe=""),
         API_KEY_BASE64: base64.b64encode(key.encode()).decode(),
         AUTHORIZATION_BASE64: base64.b64encode(authorization.encode()).decode(),
+        API_KEY_SPACED: " ".join(key),
+        API_KEY_REVERSED: key[::-1],
+        API_KEY_LINES: "\n".join(key[i : i + 5] for i in range(0, len(key), 5)),
     }
 
     def echo(value: Any) -> Any:
