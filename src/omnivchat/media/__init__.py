@@ -40,7 +40,7 @@ from omnivchat.media._ffmpeg import (
 )
 
 if TYPE_CHECKING:
-    from omnivchat.media._cache import cache_dir, content_hash
+    from omnivchat.media._cache import cache_dir, content_hash, forget_hashes
     from omnivchat.media._clips import ClipChecker, ClipUse
     from omnivchat.media._compose import COMPOSE_RECIPE, GAP_S, IMAGE_FPS, MIN_IMAGE_S, Composed, compose_clip
     from omnivchat.media._dataurl import mime_type, to_data_url
@@ -80,6 +80,7 @@ _LAZY: dict[str, str] = {
     "Composed": "_compose",
     "compose_clip": "_compose",
     "content_hash": "_cache",
+    "forget_hashes": "_cache",
     "mime_type": "_dataurl",
     "to_data_url": "_dataurl",
     "FrameSample": "_decode",
@@ -142,6 +143,7 @@ __all__ = [
     "finish_ffmpeg",
     "fit_for_route",
     "fits",
+    "forget_hashes",
     "freeze_video",
     "media_timeout_s",
     "mime_type",

@@ -63,6 +63,13 @@ def content_hash(path: str | os.PathLike[str]) -> str:
     return digest
 
 
+def forget_hashes() -> None:
+    """Drop the hashes memoised in this process: a file rewritten with its size and modification time kept
+    (os.utime) would otherwise keep its old hash, and so the media derived from the old bytes."""
+    with _hash_lock:
+        _hash_memo.clear()
+
+
 def cache_key(source_hash: str, op: str, params: dict[str, Any]) -> str:
     """The cache key (sha256 hex) of ``op`` with ``params`` applied to the content ``source_hash``."""
     blob = json.dumps(

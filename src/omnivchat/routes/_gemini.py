@@ -16,7 +16,7 @@ from omnivchat._canonical import sha256_json
 from omnivchat.routes._base import Prepared
 from omnivchat.routes._credentials import Secret
 from omnivchat.routes._defaults import RouteSettings
-from omnivchat.routes._media_parts import MediaStore, audio_only_wav, duration_cut
+from omnivchat.routes._media_parts import MediaStore, audio_only_wav, duration_cut, read_unchanged
 from omnivchat.routes._redact import Redactor
 from omnivchat.routes._thinking import gemini_thinking
 from omnivchat.routes._types import ChatRequest, ChatResponse, Delivered, RouteError, media_failure
@@ -126,14 +126,14 @@ class GeminiRoute:
             self._client = self._genai.Client(api_key=key, http_options=options)
         return self._client
 
-    async def _file_part(self, client: Any, path: Path, mime: str, fps: float | None = None) -> Any:
+    async def _file_part(self, client: Any, path: Path, mime: str, fps: float | None = None, digest: str = "") -> Any:
         """A clip (``video/mp4``, sampled at ``fps``) or an audio-only item's track (``audio/wav``): inline up to
         ``inline_max_bytes``, else through the Files API."""
         types = self._types
         metadata = types.VideoMetadata(fps=fps) if fps is not None else None
         size = path.stat().st_size
         if self.settings.inline_max_bytes is None or size <= self.settings.inline_max_bytes:
-            blob = types.Blob(data=path.read_bytes(), mime_type=mime)
+            blob = types.Blob(data=read_unchanged(path, digest) if digest else path.read_bytes(), mime_type=mime)
             return types.Part(inline_data=blob, video_metadata=metadata)
         uploaded = await client.aio.files.upload(file=str(path), config=types.UploadFileConfig(mime_type=mime))
         deadline = time.monotonic() + self.settings.timeout_s
@@ -168,10 +168,11 @@ class GeminiRoute:
                 parts = []
                 for part in content["parts"]:
                     if "video" in part or "audio" in part:
-                        path, mime = prepared.media.files[part.get("video") or part["audio"]]
+                        digest = part.get("video") or part["audio"]
+                        path, mime = prepared.media.files[digest]
                         if isinstance(path, bytes):  # only audio parts are held in memory; a clip is a file
                             raise RouteError("media", f"item {prepared.request.item_id}: the clip is not a file")
-                        parts.append(await self._file_part(client, path, mime, part.get("fps")))
+                        parts.append(await self._file_part(client, path, mime, part.get("fps"), digest))
                     else:
                         parts.append(types.Part(text=part["text"]))
                 contents.append(types.Content(role=content["role"], parts=parts))

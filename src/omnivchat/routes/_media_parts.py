@@ -42,6 +42,8 @@ class _Media:
     head: bytes
     source: Path | bytes
     size: int
+    sha256: str
+    """The bytes the request was prepared with: a file that no longer hashes to it is not sent as if it did."""
 
 
 @dataclass(frozen=True)
@@ -71,15 +73,20 @@ class StreamedBody:
                 yield base64.b64encode(piece.source)
             else:
                 sent = 0
+                digest = hashlib.sha256()
                 try:
                     with piece.source.open("rb") as f:
                         while block := f.read(BLOCK):
                             sent += len(block)
+                            digest.update(block)
                             yield base64.b64encode(block)
                 except OSError as err:
                     raise RouteError("media", f"{piece.source}: cannot read ({err.strerror})") from None
-                if sent != piece.size:  # the file changed since the request was prepared
-                    raise RouteError("media", f"{piece.source}: changed while it was being sent")
+                # Checked before the body's last byte goes: a request with other bytes than its record says is
+                # never completed (the server sees a cut upload) and the item fails instead of being answered.
+                if sent != piece.size or digest.hexdigest() != piece.sha256:
+                    forget_hashes()
+                    raise RouteError("media", changed_message(piece.source))
             yield b'"'
 
 
@@ -103,7 +110,7 @@ class MediaStore:
 
     def _bytes(self, digest: str) -> tuple[bytes, str]:
         source, mime = self.files[digest]
-        return (source.read_bytes() if isinstance(source, Path) else source), mime
+        return (read_unchanged(source, digest) if isinstance(source, Path) else source), mime
 
     def materialize(self, value: Any) -> Any:
         """A copy of ``value`` with every placeholder replaced by its data URL or bare base64."""
@@ -133,12 +140,38 @@ class MediaStore:
             literal = text[start : match.start()].encode("utf-8")
             head = b'"' + (f"data:{mime};base64,".encode("ascii") if kind == PLACEHOLDER else b"")
             n = source.stat().st_size if isinstance(source, Path) else len(source)
-            pieces += [literal, _Media(head=head, source=source, size=n)]
+            pieces += [literal, _Media(head=head, source=source, size=n, sha256=digest)]
             size += len(literal) + len(head) + _b64_size(n) + 1
             start = match.end()
         tail = text[start:].encode("utf-8")
         pieces.append(tail)
         return StreamedBody(pieces=tuple(p for p in pieces if not isinstance(p, bytes) or p), size=size + len(tail))
+
+
+def changed_message(path: Path) -> str:
+    return (
+        f"{path}: changed since the request was prepared (its bytes no longer match the sha256 recorded for it); "
+        "not sent as the same clip: rerun, and the run's check of its clips says what changed"
+    )
+
+
+def read_unchanged(path: Path, digest: str) -> bytes:
+    """The bytes of ``path``, which must still hash to ``digest`` (RouteError "media" otherwise)."""
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != digest:
+        forget_hashes()
+        raise RouteError("media", changed_message(path))
+    return data
+
+
+def forget_hashes() -> None:
+    """Drop every clip hash worked out in this process: a clip rewritten with its size and modification time
+    kept (os.utime) would otherwise keep its old hash."""
+    from omnivchat import media
+
+    _sha256.cache_clear()
+    _probe.cache_clear()
+    media.forget_hashes()
 
 
 def file_identity(path: Path) -> tuple[str, int, int, int]:

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections.abc import AsyncIterator
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
@@ -345,27 +346,40 @@ class OpenAIRoute:
         started = time.perf_counter()
         timeout = aiohttp.ClientTimeout(total=self.settings.timeout_s)
         extra = await self._from_environment(url)
+        refused: list[RouteError] = []  # what the body refused mid-upload (aiohttp wraps it as a client error)
+
+        async def chunks() -> AsyncIterator[bytes]:
+            try:
+                async for chunk in body.chunks():
+                    yield chunk
+            except RouteError as err:
+                refused.append(err)
+                raise
+
         try:
-            whole = body.whole
-            data = body.chunks() if whole is None else whole
-            headers.update(extra.headers)
-            async with session.post(url, data=data, headers=headers, timeout=timeout, **extra.proxy) as response:
-                if response.status != 200:
-                    raise await self._http_error(response)
-                if self.settings.stream:
-                    result = await self._read_stream(response, prepared.request)
-                else:
-                    result = await self._read_json(response, prepared.request)
+            try:
+                whole = body.whole
+                data = chunks() if whole is None else whole
+                headers.update(extra.headers)
+                async with session.post(url, data=data, headers=headers, timeout=timeout, **extra.proxy) as response:
+                    if response.status != 200:
+                        raise await self._http_error(response)
+                    if self.settings.stream:
+                        result = await self._read_stream(response, prepared.request)
+                    else:
+                        result = await self._read_json(response, prepared.request)
+            except TimeoutError:
+                raise RouteError("timeout", f"no complete answer within {self.settings.timeout_s:g} s") from None
+            except aiohttp.ClientPayloadError as err:
+                raise RouteError("stream_cut", self._cut(f"connection closed mid-answer ({err})", 300)) from None
+            except aiohttp.ClientConnectorError as err:  # no connection at all: the server is down or unreachable
+                raise _Unreachable("connection", self._cut(f"{type(err).__name__}: {err}", 300)) from None
+            except (aiohttp.ClientError, OSError) as err:
+                raise RouteError("connection", self._cut(f"{type(err).__name__}: {err}", 300)) from None
         except RouteError:
+            if refused:  # a clip that changed since it was prepared, say: that, not the connection it broke
+                raise refused[0] from None
             raise
-        except TimeoutError:
-            raise RouteError("timeout", f"no complete answer within {self.settings.timeout_s:g} s") from None
-        except aiohttp.ClientPayloadError as err:
-            raise RouteError("stream_cut", self._cut(f"connection closed mid-answer ({err})", 300)) from None
-        except aiohttp.ClientConnectorError as err:  # no connection at all: the server is down or unreachable
-            raise _Unreachable("connection", self._cut(f"{type(err).__name__}: {err}", 300)) from None
-        except (aiohttp.ClientError, OSError) as err:
-            raise RouteError("connection", self._cut(f"{type(err).__name__}: {err}", 300)) from None
         result.latency_s = time.perf_counter() - started
         result.delivered = prepared.delivered
         return result
