@@ -33,6 +33,7 @@ from omnivchat.judges._files import (
     read_table1_scores,
     record_result,
     scores_from_json,
+    stale_scores,
     table1_scores,
     write_benchmark_scores,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "rule_style_verdict",
     "rule_verdict",
     "scores_from_json",
+    "stale_scores",
     "stored_verdict",
     "style_request",
     "table1_scores",

@@ -11,12 +11,12 @@ requests, as that file meant) and no per-item ``not_run`` (no item was left unru
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from omnivchat._files import FileModel, InputError, read_model, validate_file, write_model
-from omnivchat.runs import CANDIDATE, Manifest, read_manifest
+from omnivchat.runs import CANDIDATE, STORE_FILE, Manifest, RunStore, read_manifest
 from omnivchat.scoring import Table1Row
 
 SCORES_FILE = "scores.json"
@@ -122,6 +122,11 @@ class BenchmarkScores(FileModel):
     metrics: dict[str, Any] = Field(default_factory=dict, description="The benchmark's own metrics and table.")
     complete: bool = True
     incomplete: str | None = None
+    store_state: str | None = None
+    """What the run's store held when it was scored (``RunStore.state``): a store that holds more since (a resumed
+    eval, a judge) makes this file out of date (:func:`stale_scores`). None in files written before it was kept."""
+
+    omit_when_none: ClassVar[tuple[str, ...]] = ("store_state",)
 
 
 class _Table1Metrics(BaseModel):
@@ -307,6 +312,30 @@ def write_benchmark_scores(run_dir: Path, scores: Scores) -> Path:
             "simulated": route.get("route") == "sim" or bool(manifest.value("simulated")),
             "condition": manifest.value("condition") or "both",
             **scores.model_dump(mode="json"),
+            "store_state": _store_state(Path(run_dir)),
         }
     )
     return write_model(Path(run_dir) / SCORES_FILE, data)
+
+
+def _store_state(run_dir: Path) -> str | None:
+    path = run_dir / STORE_FILE
+    if not path.is_file():
+        return None
+    with RunStore(path, read_only=True) as store:
+        return store.state()
+
+
+def stale_scores(run_dir: Path, scores: BenchmarkScores) -> str | None:
+    """Why ``run_dir``'s scores.json is out of date, or None: its store holds more than when it was scored (a
+    resumed eval, a judge, a transcription since). A file that did not record the state (written by an older
+    omnivchat) cannot tell and is taken as it is."""
+    if scores.store_state is None:
+        return None
+    now = _store_state(Path(run_dir))
+    if now is None or now == scores.store_state:
+        return None
+    return (
+        f"{Path(run_dir) / SCORES_FILE} is out of date: the run's store changed after it was scored (replies, "
+        f"failures or verdicts stored since); run `omnivchat score {run_dir}` again to refresh it"
+    )

@@ -32,6 +32,7 @@ from omnivchat.judges import (
     ScoreRecord,
     Table1Scores,
     scores_from_json,
+    stale_scores,
     table1_scores,
 )
 from omnivchat.runs import MANIFEST_FILE, PROTOCOL, STORE_FILE, Manifest, RunCost, manifest_model
@@ -272,10 +273,18 @@ def _not_reportable(path: Path) -> ReportError:
     )
 
 
+def _refuse_stale(path: Path, scores: BenchmarkScores) -> None:
+    """A scores.json older than its run's store is never reported as the run's scores."""
+    why = stale_scores(path, scores)
+    if why is not None:
+        raise ReportError(why)
+
+
 def load_run(path: Path, sources: Sources) -> ScoredRun:
     """A scored run directory: scores.json (required), manifest.json and agreement.json (when present)."""
     data, scores_file = sources.read_json(path / SCORES_FILE, "scores")
     file = scores_from_json(data, path / SCORES_FILE, error=ReportError)  # an older native file converted
+    _refuse_stale(path, file)
     scores = table1_scores(file, path / SCORES_FILE, error=ReportError)
     run = ScoredRun(dir=path, scores=scores, scores_file=scores_file)
     if (path / MANIFEST_FILE).is_file():
@@ -348,6 +357,7 @@ def load_benchmark_run(path: Path, sources: Sources) -> BenchmarkRun:
     if not isinstance(data.get("metrics"), dict):
         raise ReportError(f"{path / SCORES_FILE}: no 'metrics'; re-run `omnivchat score {path}`")
     run = BenchmarkRun(path, scores_from_json(data, path / SCORES_FILE, error=ReportError), file)
+    _refuse_stale(path, run.scores)
     if (path / STORE_FILE).is_file():
         run.cost, run.cost_file = sources.read_store_cost(path)
     return run

@@ -41,7 +41,7 @@ from omnivchat._files import (
     write_text_atomic,
 )
 from omnivchat.errors import OmnivchatError
-from omnivchat.judges import SCORES_FILE, Table1Scores, has_table1, read_scores, table1_scores
+from omnivchat.judges import SCORES_FILE, Table1Scores, has_table1, read_scores, stale_scores, table1_scores
 from omnivchat.scoring import pooled_mean, subcategory_mean, turn_kind_means
 
 CURVES_SCHEMA = "omnivchat-rl-curves-v1"
@@ -332,6 +332,9 @@ def read_checkpoint(spec: EvalSpec) -> CheckpointScore:
     scores = read_scores(file, error=CurvesError)
     if not has_table1(scores):
         raise CurvesError(f"{file}: the scores of a {scores.benchmark} run; rl curves reads OmniVChat runs")
+    stale = stale_scores(file.parent, scores)
+    if stale is not None:  # never plotted as the run's scores
+        return CheckpointScore(set=spec.set, step=spec.step, path=str(file), excluded=stale)
     return checkpoint_from_scores(spec, table1_scores(scores, file, error=CurvesError), file)
 
 
@@ -737,7 +740,7 @@ def read_subset_checkpoint(spec: EvalSpec, name: str, language: str = CONTROL_LA
     if languages is None:
         return None
     read = read_scores(file, error=CurvesError)
-    if not has_table1(read):
+    if not has_table1(read) or stale_scores(file.parent, read) is not None:  # the whole run says why
         return None
     scores = table1_scores(read, file, error=CurvesError)
     items = [i for i in scores.items if _language_base(languages.get(i.id, "")) == language]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from omnivchat._canonical import sha256_json
 from omnivchat.routes import ChatResponse, RouteError
 from omnivchat.runs._audio import save_audio
 from omnivchat.runs._errors import RunError
@@ -513,6 +514,16 @@ class RunStore:
             "GROUP BY r.kind ORDER BY r.kind"
         )
         return dict(rows)
+
+    def state(self) -> str:
+        """What the store holds, in a few characters: every item's status by kind (with when the last changed),
+        the results and the transcripts. It changes whenever a reply, a failure, a verdict or a transcript is
+        stored, so a file computed from the store (scores.json) can tell whether it is still current."""
+        items = self._rows("SELECT kind, status, COUNT(*), MAX(updated) FROM items GROUP BY kind, status ORDER BY 1, 2")
+        results = self._rows("SELECT COUNT(*), MAX(completed) FROM results")
+        tables = {row[0] for row in self._rows("SELECT name FROM sqlite_master WHERE type='table'")}
+        heard = self._rows("SELECT COUNT(*), MAX(created) FROM transcripts") if "transcripts" in tables else []
+        return sha256_json([[list(r) for r in items], [list(r) for r in results], [list(r) for r in heard]])[:16]
 
     def counts(self, kind: str = "candidate") -> dict[str, Any]:
         """Counts for `runs show`: items of ``kind`` by status and failure kind, attempts (of every kind) by

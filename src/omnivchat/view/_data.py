@@ -13,7 +13,14 @@ from typing import Any
 
 from omnivchat.benchmarks import TaskRecord, benchmark_of, export
 from omnivchat.errors import OmnivchatError
-from omnivchat.judges import BENCHMARK_SCORES_SCHEMA, SCORES_FILE, BenchmarkScores, ItemResult, read_scores
+from omnivchat.judges import (
+    BENCHMARK_SCORES_SCHEMA,
+    SCORES_FILE,
+    BenchmarkScores,
+    ItemResult,
+    read_scores,
+    stale_scores,
+)
 from omnivchat.runs import STORE_FILE, RunError, RunStore
 
 STATES = ("scored", "unscored", "failed", "not run")
@@ -81,13 +88,13 @@ def _group(meta: dict[str, Any], result: ItemResult | None) -> str:
     return ""
 
 
-def _state(record: TaskRecord, result: ItemResult | None, scored: bool) -> tuple[str, str]:
+def _state(record: TaskRecord, result: ItemResult | None, scored: bool, unscored: str | None) -> tuple[str, str]:
     if record.status == "not run":
         return "not run", "the run never sent this item"
     if record.status == "failed":
         return "failed", record.error or "failed"
     if not scored:
-        return "unscored", f"not scored yet (no {SCORES_FILE}; run omnivchat score)"
+        return "unscored", unscored or f"not scored yet (no {SCORES_FILE}; run omnivchat score)"
     if result is None:
         return "unscored", f"not in {SCORES_FILE} (scored before this reply was stored)"
     if result.score is None:
@@ -96,9 +103,13 @@ def _state(record: TaskRecord, result: ItemResult | None, scored: bool) -> tuple
 
 
 def build_rows(
-    records: list[TaskRecord], scores: BenchmarkScores | None, questions: dict[tuple[str, str], str]
+    records: list[TaskRecord],
+    scores: BenchmarkScores | None,
+    questions: dict[tuple[str, str], str],
+    unscored: str | None = None,
 ) -> list[Row]:
-    """The list's rows: every declared item, with its score or why it has none."""
+    """The list's rows: every declared item, with its score or why it has none (``unscored``: why there are no
+    scores, when it is not that the run was never scored: a scores.json out of date)."""
     results = {(r.task, r.key): r for r in scores.items} if scores else {}
     known = {(r.task, r.id) for r in records}
     # a run that declares a number of items (the native one: its bench) stores no row for one never sent; its
@@ -109,7 +120,7 @@ def build_rows(
     rows = []
     for record in [*records, *unsent]:
         result = results.get((record.task, record.id))
-        state, why = _state(record, result, scores is not None)
+        state, why = _state(record, result, scores is not None, unscored)
         detail = result.detail if result else {}
         per_judge = detail.get("per_judge") if isinstance(detail.get("per_judge"), dict) else {}
         language = record.meta.get("language")
@@ -234,6 +245,8 @@ class RunView:
                                 error=error, meta=item["meta"], reply=None, attempts=0, cost=None,
                             )
                         )  # fmt: skip
+                if data.get("store_state") not in (None, store.state()):
+                    return None  # out of date: the full read says so
         except (OSError, ValueError, KeyError, TypeError, OmnivchatError):
             return None
         scores = BenchmarkScores.model_construct(items=results, complete=data.get("complete", True))
@@ -269,10 +282,13 @@ class RunView:
         try:
             made = export(self.root, allow_incomplete=True)
             scores = read_scores(self.root, error=ViewError) if (self.root / SCORES_FILE).is_file() else None
+            stale = stale_scores(self.root, scores) if scores is not None else None
         except OmnivchatError as err:
             raise ViewError(f"{self.root}: {err}") from None
+        if stale is not None:  # never shown as the run's scores: its items say why they have none
+            scores = None
         records = with_unsent(made.records, scores)
-        rows = build_rows(records, scores, {})  # questions: read on the first text search (with_questions)
+        rows = build_rows(records, scores, {}, stale)  # questions: read on the first text search (with_questions)
         manifest = made.manifest
         route = manifest.get("route") if isinstance(manifest.get("route"), dict) else {}
         return {
@@ -291,6 +307,7 @@ class RunView:
                 "condition": manifest.get("condition") or "both",
                 "status": made.status,
                 "scored": scores is not None,
+                "stale": stale,
                 "complete": None if scores is None else scores.complete,
                 "incomplete": None if scores is None else scores.incomplete,
                 "items": len(rows),

@@ -236,7 +236,7 @@ function renderList(body) {
   setOptions($("f-language"), body.languages, state.filters.language);
   const info = body.run || {};
   $("run-info").textContent = visible(`${info.benchmark || "?"} · ${info.model || "?"} · ${info.condition || "both"}` +
-    (info.scored ? "" : " · not scored yet") +
+    (info.stale ? ` · ${info.stale}` : info.scored ? "" : " · not scored yet") +
     (info.unnamed_not_run ? ` · ${info.unnamed_not_run} more declared item(s) never run (named once scored)` : "") +
     (info.partial ? " · reading replies, attempts and costs…" : ""));
   state.partial = Boolean(info.partial);
