@@ -117,6 +117,7 @@ def test_check_route_proves_the_server_takes_the_largest_request(small_bench, tm
     assert capacity["media_items"] == {"image": 0, "video": 2, "audio": 2} == sent[-1]
     if passes:
         assert record["passed"] and capacity["answer"] == HEARD
+        assert "answered: the server takes 2 videos, 2 audio items in one request" in result.output
     else:
         assert capacity["http_status"] == 400 and capacity["answer"] is None
         (reason,) = record["reasons"]

@@ -192,3 +192,17 @@ def test_a_garbled_props_page_is_read_as_unknown(page):
         route = get_route("my-omni", base_url=srv.base_url, no_key=True, server="auto")
     assert route.server.kind == "llama.cpp" and not route.server.modalities
     assert route.settings.media_input == "frames" and route.settings.audio_delivery == "input_audio"
+
+
+def test_a_run_without_the_video_says_so_and_runs_show_says_what_served_it(small_bench, tmp_path):
+    out = tmp_path / "run"
+    with LoopbackServer(identity=llama_cpp_identity(vision=False)) as srv:
+        args = ["eval", "--bench", str(small_bench.root), "--model", "my-omni", "--base-url", srv.base_url]
+        ran = runner.invoke(app, [*args, "--no-key", "--media-input-type", "audio", "-o", str(out), "--no-progress"])
+    assert ran.exit_code == 0, ran.output
+    assert "4 of 4 replies were made without the clip's video" in ran.output
+    shown = runner.invoke(app, ["runs", "show", str(out)], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    assert "Audio delivery: separate (input_audio WAV part; the video is not delivered)" in shown.output
+    assert "Server: llama.cpp b6500-0c1e570 (GET /v1/models)" in shown.output
+    assert "4 of 4 replies were made without the clip's video" in shown.output

@@ -272,9 +272,17 @@ def check_route_command(
         check_output_file(output, force=force)
     needed = _largest_request(route, model, bench, benchmark, media) if bench is not None else None
     result = run_route_check(route.route(model), sampling=route.sampling(), needed=needed)
+    from omnivchat.routes import describe_items
+
     for record in result.records:
         answer = record.answer if record.answer is not None else f"(failed: {record.error})"
+        if record.control == "capacity" and record.answer is not None:  # its content is not judged
+            answer = f"answered: the server takes {describe_items(record.media_items or {})} in one request"
         console.print(f"[bold]{record.control}[/] (HTTP {record.http_status}): {escape(answer)}", highlight=False)
+    if result.expected_audio is not None and any(r.startswith("answer wrong") for r in result.reasons):
+        expected = result.expected_audio
+        said = f"expected in the audible answer: the password {expected.password!r} and the number {expected.number}"
+        console.print(said, markup=False, highlight=False)
     registry = record_check(result)
     if output is not None:
         write_model(output, result)

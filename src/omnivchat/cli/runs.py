@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -223,6 +225,7 @@ def run_benchmark(
         f"({summary.reused} reused), {summary.failed} failed, {summary.attempts} requests sent"
     )
     print_failures(summary.failures, summary.first_errors)
+    print_dropped(output)
     print_cost(summary)
     if the_route.settings.route == "sim":
         console.print("[yellow]simulated model: this run checks the harness, it says nothing about a real model[/]")
@@ -325,6 +328,45 @@ def show_command(run_dir: Annotated[Path, typer.Argument(help="Run directory.")]
     if status.cost is not None:
         print_run_cost(status.cost, writing=status.writer is not None)
     print_served(status)
+    print_delivery(run_dir)
+
+
+def print_delivery(run_dir: Path) -> None:
+    """How the clips' audio was sent, what served the model (and what was changed for it), and the streams that
+    replies were made without."""
+    from omnivchat.routes import RouteSettings, ServerInfo, describe_delivery
+    from omnivchat.runs import MANIFEST_FILE
+
+    try:
+        manifest = json.loads((run_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+        route = manifest.get("route") if isinstance(manifest.get("route"), dict) else {}
+        settings = RouteSettings.model_validate({**route.get("settings", {}), "route": route.get("kind", "openai")})
+        console.print(f"Audio delivery: {describe_delivery(settings)}", markup=False, highlight=False)
+    except (OSError, ValueError, AttributeError, TypeError):
+        pass  # a run of another shape (SocialOmni's): its own lines above say what it holds
+    else:
+        if isinstance(manifest.get("server"), dict):
+            with contextlib.suppress(ValueError):
+                info = ServerInfo.model_validate(manifest["server"])
+                said = f"Server: {info.label()} ({info.source})"
+                console.print(said + "".join(f"; {c}" for c in info.adapted), markup=False, highlight=False)
+    print_dropped(run_dir)
+
+
+def print_dropped(run_dir: Path) -> None:
+    """A warning per stream that replies were made without (the route did not deliver it)."""
+    from omnivchat.runs import STORE_FILE, RunStore
+
+    if not (run_dir / STORE_FILE).is_file():
+        return
+    with RunStore(run_dir / STORE_FILE, read_only=True) as store:
+        replies, dropped = store.dropped_counts()
+    for stream, n in sorted(dropped.items()):
+        err_console.print(
+            f"warning: {n} of {replies} replies were made without the clip's {stream} (the route did not deliver it)",
+            markup=False,
+            highlight=False,
+        )
 
 
 def print_served(status: RunStatus) -> None:

@@ -515,6 +515,22 @@ class RunStore:
         )
         return dict(rows)
 
+    def dropped_counts(self, kind: str = "candidate") -> tuple[int, dict[str, int]]:
+        """(replies of ``kind``, how many of them were sent without each stream their clip had): what a route did
+        not deliver (the video to an audio-only model, the audio to a muted route)."""
+        rows = self._rows(
+            "SELECT s.delivered FROM results s JOIN requests r ON r.key = s.key WHERE r.kind = ?", (kind,)
+        )
+        dropped: dict[str, int] = {}
+        for (delivered,) in rows:
+            try:
+                streams = json.loads(delivered).get("dropped") or []
+            except (ValueError, AttributeError):
+                continue
+            for stream in streams if isinstance(streams, list) else []:
+                dropped[str(stream)] = dropped.get(str(stream), 0) + 1
+        return len(rows), dropped
+
     def state(self) -> str:
         """What the store holds, in a few characters: every item's status by kind (with when the last changed),
         the results and the transcripts. It changes whenever a reply, a failure, a verdict or a transcript is
