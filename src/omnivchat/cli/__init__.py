@@ -27,6 +27,7 @@ from omnivchat.cli.suite import suite_app
 from omnivchat.cli.view import view_command
 
 app = typer.Typer(
+    rich_markup_mode=None,
     cls=Commands,
     help="omnivchat: synthesize, run, grade and diagnose native audio-visual dialogue with omni models.",
     no_args_is_help=True,

@@ -13,7 +13,9 @@ from omnivchat.cli._app import console, err_console, fail, warn
 if TYPE_CHECKING:
     from omnivchat.asr import Asr, AsrWerFile
 
-asr_app = typer.Typer(help="The speech recogniser (ASR) that transcribes spoken replies.", no_args_is_help=True)
+asr_app = typer.Typer(
+    rich_markup_mode=None, help="The speech recogniser (ASR) that transcribes spoken replies.", no_args_is_help=True
+)
 
 AsrOption = Annotated[
     str, typer.Option("--asr", help="ASR backend (faster-whisper: the `asr` extra, Whisper tiny.en included).")

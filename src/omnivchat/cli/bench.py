@@ -13,7 +13,9 @@ from rich.table import Table
 
 from omnivchat.cli._app import console, err_console, fail
 
-bench_app = typer.Typer(help="Build benches offline; merge the shards of a synthesis.", no_args_is_help=True)
+bench_app = typer.Typer(
+    rich_markup_mode=None, help="Build benches offline; merge the shards of a synthesis.", no_args_is_help=True
+)
 
 
 @bench_app.command("make")

@@ -10,7 +10,11 @@ from rich.markup import escape
 
 from omnivchat.cli._app import console, err_console
 
-data_app = typer.Typer(help="Download the public benchmarks' releases from the Hugging Face Hub.", no_args_is_help=True)
+data_app = typer.Typer(
+    rich_markup_mode=None,
+    help="Download the public benchmarks' releases from the Hugging Face Hub.",
+    no_args_is_help=True,
+)
 
 
 def _say(line: str) -> None:

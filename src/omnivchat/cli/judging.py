@@ -29,7 +29,7 @@ from omnivchat.cli.calibrate import calibrate_command
 if TYPE_CHECKING:
     from omnivchat.benchmarks import Benchmark, ScoreSummary, ScoreTable
 
-judges_app = typer.Typer(help="Judge studies.", no_args_is_help=True)
+judges_app = typer.Typer(rich_markup_mode=None, help="Judge studies.", no_args_is_help=True)
 
 
 def judge_command(

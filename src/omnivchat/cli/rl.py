@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from omnivchat.rl.curves import Agreement, CurvesFile, Estimate
 
 rl_app = typer.Typer(
+    rich_markup_mode=None,
     help="OmniVChat-RL: the training set (Table 4), a CPU smoke run, training analytics (Figure 4, Appendix E.5).",
     no_args_is_help=True,
 )

@@ -45,7 +45,7 @@ class ReplyFormat(StrEnum):
     opus = "opus"
 
 
-runs_app = typer.Typer(help="Inspect run directories.", no_args_is_help=True)
+runs_app = typer.Typer(rich_markup_mode=None, help="Inspect run directories.", no_args_is_help=True)
 
 
 @route_options

@@ -35,6 +35,7 @@ _JudgePromptOption = Annotated[
 ]
 
 socialomni_app = typer.Typer(
+    rich_markup_mode=None,
     help="SocialOmni (Who / When / How): generate, judge with the three-judge panel, rescore archives, export.",
     no_args_is_help=True,
 )

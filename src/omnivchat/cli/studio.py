@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from omnivchat.studio.engine import Agents, Trace
 
 studio_app = typer.Typer(
+    rich_markup_mode=None,
     help="OmniVChat-Studio: synthesize audio-visual dialogues (clips, reference replies, tiered rubrics).",
     no_args_is_help=True,
 )

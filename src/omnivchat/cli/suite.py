@@ -17,7 +17,11 @@ from omnivchat.cli._options import ProgressOption
 if TYPE_CHECKING:
     from omnivchat.suite import PairState
 
-suite_app = typer.Typer(help="Many models on many benchmarks: run a suite, and its leaderboard.", no_args_is_help=True)
+suite_app = typer.Typer(
+    rich_markup_mode=None,
+    help="Many models on many benchmarks: run a suite, and its leaderboard.",
+    no_args_is_help=True,
+)
 
 _STYLE = {"done": "green", "failed": "red", "waiting": "dim", "stopped": "dim"}
 
