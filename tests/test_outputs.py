@@ -26,11 +26,13 @@ def run_dir(small_bench, tmp_path):
     return out
 
 
-@pytest.mark.parametrize("name", ["store.sqlite", "manifest.json", "invocations.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["store.sqlite", "manifest.json", "invocations.jsonl", "scores.json", "agreement.json"]
+)
 def test_export_refuses_to_write_onto_the_runs_own_files_even_with_force(run_dir, name):
     before = _snapshot(run_dir)
-    result = runner.invoke(app, ["export", str(run_dir), "-o", str(run_dir / name), "--force"])
-    assert result.exit_code == 2 and f"is a file of {run_dir}" in result.output
+    result = runner.invoke(app, ["export", str(run_dir), "-o", str(run_dir / name), "--force"], env={"COLUMNS": "300"})
+    assert result.exit_code == 2 and f"is a file of {run_dir}" in result.output and "--force never" in result.output
     assert _snapshot(run_dir) == before
 
 

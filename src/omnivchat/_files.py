@@ -98,11 +98,19 @@ def confine(base: Path, value: str | os.PathLike[str], roots: Iterable[Path] = (
     raise PathOutside(f"{text!r} is outside {folders} ({reason})", reason)
 
 
+# What the tool writes into a run directory from its store (its scores, the judges' agreement): another command's
+# output there would be read back as the run's own.
+_RUN_DERIVED = frozenset({"scores.json", "agreement.json"})
+_SUITE_FILE = "suite.json"  # a suite directory's own record (omnivchat.suite), checked on every rerun
+
+
 def protected_by(target: Path) -> Path | None:
-    """The run or bench directory whose own file ``target`` (resolved) is, or None: a run's manifest, store and
-    logs; a bench's bench.yaml, instances.jsonl, inspection.jsonl (a person's decisions) and clips. Those are never
-    an output, even with --force."""
-    if target.name in RUN_FILES and (target.parent / "manifest.json").is_file():
+    """The run, bench or suite directory whose own file ``target`` (resolved) is, or None: a run's manifest, store,
+    logs, scores and agreement; a bench's bench.yaml, instances.jsonl, inspection.jsonl (a person's decisions) and
+    clips; a suite's suite.json. Those are never an output, even with --force."""
+    if target.name in RUN_FILES | _RUN_DERIVED and (target.parent / "manifest.json").is_file():
+        return target.parent
+    if target.name in (_SUITE_FILE, "suite-status.json") and _is_suite_record(target.parent / _SUITE_FILE):
         return target.parent
     for folder in [target.parent, *target.parent.parents]:
         if (folder / "bench.yaml").is_file() and (folder / "instances.jsonl").is_file():
@@ -111,6 +119,14 @@ def protected_by(target: Path) -> Path | None:
                 return folder
             break
     return None
+
+
+def _is_suite_record(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and str(data.get("schema", "")).startswith("omnivchat-suite")
 
 
 def check_output_file(path: Path, *, inputs: Iterable[Path | None] = (), force: bool = False) -> Path:
@@ -130,7 +146,10 @@ def check_output_file(path: Path, *, inputs: Iterable[Path | None] = (), force: 
             raise OutputError(f"{path} is an input of this command; write the output elsewhere")
     owner = protected_by(target)
     if owner is not None:
-        raise OutputError(f"{path} is a file of {owner} (a run or a bench); write the output elsewhere")
+        raise OutputError(
+            f"{path} is a file of {owner} (a run, a bench or a suite): --force never overwrites it; write the output "
+            "elsewhere"
+        )
     if path.exists() and not force:
         raise OutputError(f"{path} exists; pass --force to overwrite it")
     return path

@@ -299,3 +299,15 @@ def test_a_second_suite_run_into_the_same_directory_fails_at_once_naming_the_fir
     assert attempts(out) == 8 + 4  # the second process sent nothing
     status = json.loads((out / "suite-status.json").read_text())["pairs"]
     assert [p["step"] for p in status] == ["done", "done"]
+
+
+@pytest.mark.parametrize("name", ["suite.html", "suite-status.html"])
+def test_force_never_overwrites_the_suites_own_files(suite_dir: Path, name: str) -> None:
+    # -o out/suite.html writes its JSON beside it: out/suite.json, the suite's own record
+    out = suite_dir / "out"
+    before = {p.name: p.read_bytes() for p in out.glob("suite*.json")}
+    result = runner.invoke(app, ["suite", "report", str(out), "-o", str(out / name), "--force"], env={"COLUMNS": "300"})
+    assert result.exit_code == 2 and "--force never overwrites it" in result.output, result.output
+    assert {p.name: p.read_bytes() for p in out.glob("suite*.json")} == before
+    again = runner.invoke(app, ["suite", "run", str(suite_dir / "suite.toml"), "-o", str(out), "--no-progress"])
+    assert again.exit_code == 0, again.output  # the suite folder is still the suite's
