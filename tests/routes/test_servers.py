@@ -7,6 +7,7 @@ refused. The stand-ins say what they are as the real servers do (their model own
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 import pytest
@@ -206,3 +207,130 @@ def test_a_run_without_the_video_says_so_and_runs_show_says_what_served_it(small
     assert "Audio delivery: separate (input_audio WAV part; the video is not delivered)" in shown.output
     assert "Server: llama.cpp b6500-0c1e570 (GET /v1/models)" in shown.output
     assert "4 of 4 replies were made without the clip's video" in shown.output
+
+
+def test_props_keep_only_the_kinds_read_never_a_servers_own_names(monkeypatch):
+    from omnivchat.testing import AUTHORIZATION, Identity
+
+    monkeypatch.setenv("MY_KEY", API_KEY)
+    props = {"modalities": {"vision": True, "audio": True, AUTHORIZATION: True, **{f"k{i}": True for i in range(2000)}}}
+    hostile = Identity(owned_by="llamacpp", server_header="llama.cpp", pages={"/props": props})
+    with LoopbackServer(identity=hostile) as srv:
+        route = get_route("my-omni", base_url=srv.base_url, server="auto", api_key_env="MY_KEY")
+    assert route.server.modalities == {"vision": True, "audio": True}
+    assert API_KEY not in json.dumps(route.server.model_dump(mode="json"))
+
+
+def test_a_redirect_is_not_followed_with_the_key(monkeypatch):
+    from aiohttp import web
+
+    from omnivchat.routes import ask_server
+
+    monkeypatch.setenv("MY_KEY", API_KEY)
+    with LoopbackServer(identity=sglang_identity()) as other:
+        seen = []
+
+        async def redirect(request):
+            seen.append(request.path)
+            raise web.HTTPFound(other.base_url + "/models")
+
+        app_ = web.Application()
+        app_.router.add_get("/v1/models", redirect)
+        with _aiohttp_server(app_) as url:
+            said = ask_server(url, API_KEY)
+        assert [r for r in other.requests if r.method == "GET"] == []  # the other host was never asked
+    assert isinstance(said, str) and "HTTP 302" in said and API_KEY not in said and seen == ["/v1/models"]
+
+
+def test_a_server_that_trickles_its_answer_is_cut_at_the_bound():
+    import asyncio as aio
+    import time
+
+    from aiohttp import web
+
+    from omnivchat.routes import ask_server
+
+    async def trickle(request):
+        response = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await response.prepare(request)
+        for _ in range(100):
+            await response.write(b" ")
+            await aio.sleep(0.2)
+        return response
+
+    app_ = web.Application()
+    app_.router.add_get("/v1/models", trickle)
+    with _aiohttp_server(app_) as url:
+        started = time.monotonic()
+        said = ask_server(url, timeout_s=1.0)
+        took = time.monotonic() - started
+    assert isinstance(said, str) and took < 5, (said, took)  # each read stays under its timeout: the total is cut
+
+
+def test_replicas_of_different_servers_are_refused_and_all_are_asked(small_bench):
+    with LoopbackServer(identity=vllm_identity()) as a, LoopbackServer(identity=sglang_identity()) as b:
+        from omnivchat.routes import ReplicaSpec
+
+        specs = [ReplicaSpec(s.base_url, None, s.base_url) for s in (a, b)]
+        with pytest.raises(ServerMismatch, match="different servers"):
+            get_route(QWEN, replicas=specs, no_key=True, server="auto")
+    with LoopbackServer(identity=sglang_identity()) as a, LoopbackServer(identity=sglang_identity()) as b:
+        specs = [ReplicaSpec(s.base_url, None, s.base_url) for s in (a, b)]
+        route = get_route(QWEN, replicas=specs, no_key=True, server="auto")
+        assert route.settings.audio_delivery == "input_audio"
+        assert all(any(r.path.endswith("/models") for r in s.requests) for s in (a, b))
+
+
+def test_a_name_of_a_hosted_model_sent_to_a_server_of_ones_own_is_asked_too(small_bench):
+    # qwen*-omni-* is DashScope's row; with --base-url the server is one's own and says what it is
+    with LoopbackServer(identity=sglang_identity()) as srv:
+        route = get_route("qwen3-omni-30b-a3b-instruct", base_url=srv.base_url, no_key=True, server="auto")
+        send(route, ChatRequest(item_id="s1", clip=clip_of(small_bench), text="q"))
+        parts = sent_parts(srv)
+    assert route.server.kind == "sglang" and "input_audio" in parts
+
+
+def test_a_command_asks_once_and_sends_every_route_alike():
+    from omnivchat.cli._options import RouteOptions
+
+    with LoopbackServer(identity=sglang_identity()) as srv:
+        options = RouteOptions(base_url=[srv.base_url], no_key=True)
+        first, second = options.route(QWEN), options.route(QWEN)
+        asked = [r for r in srv.requests if r.path.endswith("/models")]
+    assert len(asked) == 1 and first.settings == second.settings
+    assert second.server.adapted == first.server.adapted and len(first.server.adapted) == 1
+
+
+@contextlib.contextmanager
+def _aiohttp_server(app_):
+    """An aiohttp app on 127.0.0.1 in a thread of its own; yields its base URL (``.../v1``)."""
+    import asyncio as aio
+    import threading
+
+    from aiohttp import web
+
+    ready, stop = threading.Event(), threading.Event()
+    where = {}
+
+    def serve():
+        async def main():
+            runner_ = web.AppRunner(app_)
+            await runner_.setup()
+            site = web.TCPSite(runner_, "127.0.0.1", 0)
+            await site.start()
+            where["port"] = site._server.sockets[0].getsockname()[1]
+            ready.set()
+            while not stop.is_set():
+                await aio.sleep(0.05)
+            await runner_.cleanup()
+
+        aio.run(main())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    ready.wait(10)
+    try:
+        yield f"http://127.0.0.1:{where['port']}/v1"
+    finally:
+        stop.set()
+        thread.join(10)

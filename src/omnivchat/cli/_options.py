@@ -159,15 +159,26 @@ class RouteOptions:
             defaults_file=self.defaults,
             no_key=self.no_key,
             trust_env=self.trust_env,
-            server=(self.server or Server.auto).value,
+            server=self._known_server(model),
             **self.overrides(),
         )
+        if model not in getattr(self, "_servers", {}):  # asked once per command: every route of it is sent alike
+            object.__setattr__(self, "_servers", {**getattr(self, "_servers", {}), model: route})
         if getattr(route, "key_is_placeholder", False) and not getattr(self, "_noted", False):
             object.__setattr__(self, "_noted", True)  # said once per command, however many routes it makes
             where = f"--key-file {self.key_file} ({self.key_field})" if self.key_file else route.settings.api_key_env
             note(f"the key from {where} {PLACEHOLDER}")
         self._say_server(route)
         return route
+
+    def _known_server(self, model: str) -> Any:
+        """What this command learnt of the server of ``model`` from its first route (ablate makes one per
+        condition: asked once, and a server that could not be asked is not asked again), else the flag."""
+        first = getattr(self, "_servers", {}).get(model)
+        if first is None:
+            return (self.server or Server.auto).value
+        server = getattr(first, "server", None)
+        return server if server is not None else None
 
     def _say_server(self, route: Any) -> None:
         """Once per command: what serves the model and what was changed for it, or why that is not known."""

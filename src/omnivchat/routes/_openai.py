@@ -60,7 +60,7 @@ def _check_provider(settings: RouteSettings, model_id: str) -> None:
     """What a provider documents it refuses, refused before anything is sent: DashScope's Qwen-Omni takes one
     media type per user message (help.aliyun.com/zh/model-studio/qwen-omni), so a clip cannot go with a second,
     separate track (it reads the video's own)."""
-    host = urlsplit(settings.base_url or "").hostname or ""
+    host = (urlsplit(settings.base_url or "").hostname or "").rstrip(".")
     if not host.endswith("aliyuncs.com"):
         return
     separate = settings.audio_delivery == "input_audio" and settings.media_input in ("video_url", "file")

@@ -9,7 +9,7 @@ from omnivchat.routes._base import Route
 from omnivchat.routes._credentials import CredentialError, Secret, resolve_api_key
 from omnivchat.routes._defaults import SettingsError, resolve_settings
 from omnivchat.routes._redact import Redactor
-from omnivchat.routes._server import SERVER_KINDS, ServerInfo, adapt_to_server, ask_server
+from omnivchat.routes._server import SERVER_KINDS, ServerInfo, ServerMismatch, adapt_to_server, ask_server
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -93,9 +93,12 @@ def get_route(
     from omnivchat.routes._openai import OpenAIRoute
 
     info, note = None, None
-    if server is not None and settings.thinking_switch == "chat_template_kwargs":  # a self-served name
-        url = replicas[0].url if replicas else settings.base_url
-        info, note = _server_info(server, url, key, trust_env)
+    # A server of one's own: a self-served name, or any name sent where the user says (a local Qwen-Omni under a
+    # hosted name, say); a kind given by --server applies wherever it is given.
+    own = settings.thinking_switch == "chat_template_kwargs" or bool(replicas) or overrides.get("base_url") is not None
+    if server is not None and (own or server != "auto"):
+        urls: list[str | None] = [r.url for r in replicas] if replicas else [settings.base_url]
+        info, note = _server_info(server, urls, key, trust_env)
         if info is not None:
             explicit = {k: v for k, v in overrides.items() if v is not None}
             settings, info = adapt_to_server(settings, info, explicit)
@@ -110,34 +113,35 @@ def get_route(
 
 
 def _server_info(
-    server: str | ServerInfo, url: str | None, key: Secret | None, trust_env: bool
+    server: str | ServerInfo, urls: list[str | None], key: Secret | None, trust_env: bool
 ) -> tuple[ServerInfo | None, str | None]:
-    """What serves the model: given, or asked of the server at ``url`` (once per process and URL); with why it is
-    not known when it cannot be asked."""
+    """What serves the model: given, or asked of every server at ``urls`` (each time: a caller making several routes
+    of one model asks once and passes the answer on, as the command line does), which must all
+    be of one kind (replicas that decode media differently cannot share one delivery); with why it is not known
+    when it cannot be asked."""
     if isinstance(server, ServerInfo):
         return server, None
     if server != "auto":
         if server not in SERVER_KINDS:
             raise SettingsError(f"--server {server}: expected auto or one of {', '.join(SERVER_KINDS)}")
         return ServerInfo(kind=server, source="--server"), None
-    if url is None:
-        return None, None
-    found = _asked(url, key.reveal() if key is not None else None, trust_env)
-    if isinstance(found, str):
-        return None, f"could not ask the server what it is ({found}): the model's defaults apply unchanged (--server)"
-    # What the server said goes into manifests: redacted of the key (a hostile server may echo it) and kept short.
-    version = Redactor(key).cut(found.version, 80) if found.version is not None else None
-    return found.model_copy(update={"version": version}), None
-
-
-_ASKED: dict[tuple[str, bool], ServerInfo] = {}  # what each server said of itself, in this process (ablate asks 5x)
-
-
-def _asked(url: str, key: str | None, trust_env: bool) -> ServerInfo | str:
-    """``ask_server``, once per process and URL; a server that could not be asked is asked again next time."""
-    if (url, trust_env) not in _ASKED:
-        found = ask_server(url, key, trust_env=trust_env)
+    said: list[ServerInfo] = []
+    for url in urls:
+        if url is None:
+            return None, None
+        found = ask_server(url, key.reveal() if key is not None else None, trust_env=trust_env)
         if isinstance(found, str):
-            return found
-        _ASKED[url, trust_env] = found
-    return _ASKED[url, trust_env]
+            why = f"could not ask the server what it is ({found}): the model's defaults apply unchanged (--server)"
+            return None, why
+        said.append(found)
+    kinds = sorted({(s.kind, s.version, tuple(sorted((s.modalities or {}).items()))) for s in said}, key=str)
+    if len(kinds) > 1:
+        labels = ", ".join(sorted({s.label() for s in said}))
+        raise ServerMismatch(
+            f"the replicas are different servers ({labels}): they take a clip's audio differently, so one delivery "
+            "cannot serve them all; give replicas of one server and version"
+        )
+    first = said[0]
+    # What the server said goes into manifests: redacted of the key (a hostile server may echo it) and kept short.
+    version = Redactor(key).cut(first.version, 80) if first.version is not None else None
+    return first.model_copy(update={"version": version}), None

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -103,7 +106,7 @@ def identify(models: Any, server_header: str | None) -> ServerKind:
 
 
 def _version_tuple(version: str | None) -> tuple[int, ...] | None:
-    found = re.match(r"(\d+)\.(\d+)", version or "")
+    found = re.match(r"v?(\d+)\.(\d+)", (version or "").strip(), re.IGNORECASE)
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
@@ -114,31 +117,56 @@ def _root(base_url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}{path.removesuffix('/v1')}"
 
 
-def _get_json(opener: Any, url: str, headers: dict[str, str], timeout_s: float) -> tuple[Any, str | None]:
-    import urllib.request
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is an answer of its own (HTTP 3xx), never followed: the key would go to another host."""
 
-    with opener.open(urllib.request.Request(url, headers=headers), timeout=timeout_s) as response:
-        body = response.read(1 << 20)
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _get_json(opener: Any, url: str, headers: dict[str, str], deadline: float) -> tuple[Any, str | None]:
+    """GET ``url`` as JSON, the whole exchange within ``deadline`` (time.monotonic): a server that trickles its
+    answer is cut there. At most 1 MiB is read."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("no time left")
+    with opener.open(urllib.request.Request(url, headers=headers), timeout=left) as response:
+        body = b""
+        while len(body) < 1 << 20:
+            if time.monotonic() > deadline:
+                raise TimeoutError("the answer did not end in time")
+            block = response.read1(1 << 16)
+            if not block:
+                break
+            body += block
         return json.loads(body), response.headers.get("Server")
+
+
+def _under(base_url: str, suffix: str) -> str:
+    """``base_url`` (up to /v1, maybe with a query) with ``suffix`` appended to its path, the query kept."""
+    parts = urlsplit(base_url)
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}{suffix}{query}"
 
 
 def ask_server(
     base_url: str, api_key: str | None = None, *, trust_env: bool = False, timeout_s: float = ASK_TIMEOUT_S
 ) -> ServerInfo | str:
     """Ask the server at ``base_url`` what it is: ``GET /v1/models`` (its owner names and ``Server`` header), then
-    the version (vLLM ``/version``, SGLang ``/server_info``) or the input kinds (llama.cpp ``/props``). Returns why
-    not, in words, when it cannot be asked (down, an HTTP error, not JSON): the caller says so and goes on."""
-    import urllib.error
-    import urllib.request
-
-    handlers = [] if trust_env else [urllib.request.ProxyHandler({})]  # a model under test goes direct
+    the version (vLLM ``/version``, SGLang ``/server_info``) or the input kinds (llama.cpp ``/props``), all within
+    ``timeout_s`` in all. Returns why not, in words, when it cannot be asked (down, slow, an HTTP error or a
+    redirect, not JSON): the caller says so and goes on."""
+    handlers: list[Any] = [_NoRedirects()]
+    if not trust_env:
+        handlers.append(urllib.request.ProxyHandler({}))  # a model under test goes direct
     opener = urllib.request.build_opener(*handlers)
     headers = {"Accept": "application/json"}
     if api_key is not None:
         headers["Authorization"] = f"Bearer {api_key}"
-    models_url = base_url.rstrip("/") + "/models"
+    deadline = time.monotonic() + timeout_s
+    models_url = _under(base_url, "/models")
     try:
-        models, header = _get_json(opener, models_url, headers, timeout_s)
+        models, header = _get_json(opener, models_url, headers, deadline)
     except urllib.error.HTTPError as err:
         return f"GET {_public(models_url)} answered HTTP {err.code}"
     except (urllib.error.URLError, OSError, ValueError) as err:
@@ -151,7 +179,7 @@ def ask_server(
     extra = {"vllm": ("/version",), "sglang": ("/server_info", "/get_server_info"), "llama.cpp": ("/props",)}
     for path in extra.get(kind, ()):
         try:
-            data, _ = _get_json(opener, root + path, headers, timeout_s)
+            data, _ = _get_json(opener, root + path, headers, deadline)
         except (urllib.error.URLError, OSError, ValueError):
             continue
         if not isinstance(data, dict):
@@ -160,8 +188,9 @@ def ask_server(
             version = data["version"]
         if isinstance(data.get("build_info"), str):
             version = data["build_info"]
-        if isinstance(data.get("modalities"), dict):
-            modalities = {k: bool(v) for k, v in data["modalities"].items() if isinstance(v, bool)}
+        if isinstance(data.get("modalities"), dict):  # only the kinds read: a server's own names are never kept
+            said = data["modalities"]
+            modalities = {k: said[k] for k in ("vision", "video", "audio") if isinstance(said.get(k), bool)}
         break
     # The path only: a manifest (and so an export) never locates a server.
     source = f"GET {urlsplit(models_url).path}"
@@ -190,6 +219,7 @@ def adapt_to_server(settings: Any, server: ServerInfo, explicit: Mapping[str, An
     - llama.cpp takes a video only in builds whose /props say ``video``; otherwise the clip goes as JPEG frames (its
       image parts); a llama.cpp server with no vision or no audio (no multimodal projector) is refused.
     """
+    server = server.model_copy(update={"adapted": ()})  # what is changed now (a server passed on says it again)
     if server.kind == "other":
         return settings, server
     update: dict[str, Any] = {}
@@ -216,7 +246,7 @@ def adapt_to_server(settings: Any, server: ServerInfo, explicit: Mapping[str, An
             reasons.append(f"audio_delivery in_video -> input_audio ({why})")
     if not update:
         return settings, server
-    return settings.model_copy(update=update), server.model_copy(update={"adapted": (*server.adapted, *reasons)})
+    return settings.model_copy(update=update), server.model_copy(update={"adapted": tuple(reasons)})
 
 
 def _drops_audio_in_video(settings: Any, server: ServerInfo) -> str | None:
