@@ -5,6 +5,7 @@ suite is refused naming the change, and a malformed suite file is one line namin
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -202,6 +203,8 @@ def test_incomplete_cells_are_marked_and_never_ranked(tmp_path: Path) -> None:
             assert cell["status"] == "complete" and cell["rank"] == 1 and cell["neighbour"] is None
     page = html.read_text()
     assert page.count("INCOMPLETE") == 3 and 'href="../out/healthy/qa/report.html"' in page
+    # a value and its items link read "1.000 items", not "1.000items"
+    assert re.search(r"\d\.\d{3}</a> <a class=\"items\"", page) and not re.search(r"\d</a><a class", page)
     again = runner.invoke(app, ["suite", "report", str(out), "-o", str(html)])
     assert again.exit_code == 2 and "--force" in again.output  # the tool replaces a chosen file only when told
 
