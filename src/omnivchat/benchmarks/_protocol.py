@@ -62,10 +62,6 @@ class Source:
     prompts: Path | None = None  # the benchmark's prompt file(s): a system prompt, or prompt cards
     media_roots: tuple[Path, ...] = ()  # folders media may also come from, besides the data's own (byo, hf)
     options: dict[str, Any] = field(default_factory=dict)  # the benchmark's own (hf: columns, split): OwnOptions
-    to_send: bool = False
-    """The data is loaded to be sent to a model (eval, ablate, a suite): a benchmark that checks its clips when
-    validated checks them now too, with the same check (the native bench: every clip against what its instance
-    requires), so nothing validate refuses is sent."""
 
 
 @dataclass(frozen=True)

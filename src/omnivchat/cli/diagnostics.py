@@ -177,7 +177,6 @@ def ablate_command(
         prompts=system_prompt,
         media_roots=media_roots(benchmark, media_root),
         options=given_options(columns=columns, split=split),
-        to_send=True,
     )
     # An option or a flag it does not take: refused before anything (--task is the grid's: checked there).
     check_source(the_benchmark, dataclasses.replace(source, tasks=None))

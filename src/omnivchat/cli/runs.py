@@ -136,7 +136,6 @@ def eval_command(
             prompts=system_prompt,
             media_roots=media_roots(benchmark, media_root),
             options=given_options(columns=columns, split=split),
-            to_send=True,
         ),
         model,
         output,

@@ -299,7 +299,6 @@ def prepare_suite(
             prompts=entry.prompts,
             media_roots=entry.media_roots,
             options=dict(entry.options),
-            to_send=True,
         )
         check_source(benchmark, source)
         dataset = benchmark.load(source)

@@ -24,7 +24,6 @@ from omnivchat.benchmarks._protocol import (
     Source,
 )
 from omnivchat.benchmarks._registry import register
-from omnivchat.benchmarks.native._clips import BenchClipChecker
 from omnivchat.benchmarks.native._files import NATIVE_BENCHMARK, RunManifest
 from omnivchat.benchmarks.native._judging import (
     collect_scores,
@@ -65,8 +64,7 @@ class OmniVChatBench:
         return 0.0  # a guess meets no rubric tier
 
     def load(self, source: Source) -> Bench:
-        # validate's own clip check before a run sends anything (a clip without audio for an item that needs it)
-        return load_bench(source.data, check_media=BenchClipChecker() if source.to_send else None)
+        return load_bench(source.data)
 
     def items(self, dataset: Bench, options: RunOptions) -> list[Item]:
         instances = dataset.instances[: options.limit] if options.limit else dataset.instances
