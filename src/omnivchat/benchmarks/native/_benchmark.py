@@ -24,6 +24,7 @@ from omnivchat.benchmarks._protocol import (
     Source,
 )
 from omnivchat.benchmarks._registry import register
+from omnivchat.benchmarks.native._clips import instance_audio_problems
 from omnivchat.benchmarks.native._files import NATIVE_BENCHMARK, RunManifest
 from omnivchat.benchmarks.native._judging import (
     collect_scores,
@@ -39,7 +40,7 @@ from omnivchat.benchmarks.native._status import declared, export_extras
 from omnivchat.benchmarks.native._summary import score_summary
 from omnivchat.judges import JudgePrompts
 from omnivchat.prompts import load_prompt
-from omnivchat.routes import ChatRequest, Route
+from omnivchat.routes import ChatRequest, Route, RouteError
 from omnivchat.runs import CANDIDATE, PROTOCOL
 from omnivchat.scoring import table1_row
 
@@ -89,6 +90,10 @@ class OmniVChatBench:
     def request(
         self, dataset: Bench, item: Item, options: RunOptions, work_dir: Path, meta: dict[str, Any]
     ) -> ChatRequest:
+        # validate's own check of the clips (one without audio for an instance that needs it): that item fails
+        problems = instance_audio_problems(dataset, item.record)
+        if problems:
+            raise RouteError("media", "; ".join(problems))
         return build_request(
             dataset,
             item.record,

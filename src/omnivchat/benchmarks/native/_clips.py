@@ -42,6 +42,16 @@ def clip_uses(bench: Bench) -> list[ClipUse]:
     return uses
 
 
+def instance_audio_problems(bench: Bench, instance: Instance) -> list[str]:
+    """Validate's check of one instance's clips, for what is about to be sent: the clips without a decodable audio
+    track where the instance needs the audio, each in validate's own words. A clip that cannot be read at all is
+    left to the route, which fails the item with its own kind (media, media_timeout)."""
+    if "audio" not in required_media(instance):
+        return []
+    uses = [u for u in clip_uses(Bench(root=bench.root, info=bench.info, instances=[instance], lines=bench.lines))]
+    return [p for p in ClipChecker().check(uses) if "audio track" in p and "unreadable" not in p]
+
+
 class BenchClipChecker(ClipChecker):
     """Probes every clip of a bench and lists what makes a clip unusable for the instances that use it.
 
