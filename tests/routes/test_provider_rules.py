@@ -4,7 +4,6 @@ video part), DashScope's one media type per message, and a cascade stage's think
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -14,6 +13,8 @@ from omnivchat.routes import ChatRequest, SettingsError, get_route
 from omnivchat.routes._openai import ConfigError
 from omnivchat.routes._thinking import gemini_thinking
 from omnivchat.testing import Behaviour, LoopbackServer
+
+from .test_servers import send
 
 
 @pytest.mark.parametrize(
@@ -53,21 +54,11 @@ def test_a_thinking_switch_the_model_cannot_honour_is_refused_at_the_route(model
         get_route(f"gemini:{model}", api_key=None, no_key=True, thinking=thinking)
 
 
-def _send(route, request):
-    async def go():
-        try:
-            return await route.send(await asyncio.to_thread(route.prepare, request))
-        finally:
-            await route.aclose()
-
-    return asyncio.run(go())
-
-
 def test_gemini_openai_compatible_gets_frames_a_wav_part_and_its_own_thinking_switch(small_bench):
     clip = small_bench.media_path(small_bench.get("s1").turns[-1])
     with LoopbackServer(Behaviour(text="ok")) as srv:
         route = get_route("gemini-2.5-flash", base_url=srv.base_url, no_key=True, thinking=False)
-        response = _send(route, ChatRequest(item_id="s1", clip=clip, text="What is said?"))
+        response = send(route, ChatRequest(item_id="s1", clip=clip, text="What is said?"))
         body = srv.chat_requests[0].json
     kinds = [p["type"] for p in body["messages"][-1]["content"]]
     assert set(kinds) == {"image_url", "input_audio", "text"} and "file" not in kinds and "video_url" not in kinds
@@ -108,7 +99,7 @@ def _cascade(tmp_path: Path, base: str, *, asr_thinking: str = "") -> Path:
 def test_a_cascade_stage_sends_its_thinking_switch(tmp_path):
     with LoopbackServer(Behaviour(text="A")) as srv:
         route = get_route(f"cascade:{_cascade(tmp_path, srv.base_url)}")
-        _send(route, ChatRequest(item_id="t", text="Which?"))
+        send(route, ChatRequest(item_id="t", text="Which?"))
         llm = [r.json for r in srv.chat_requests if r.json and r.json.get("model") == "text"]
     assert llm and llm[0]["chat_template_kwargs"] == {"enable_thinking": False}  # a server of one's own
     identity = json.dumps(route.stage_identity())

@@ -48,7 +48,7 @@ def instance_audio_problems(bench: Bench, instance: Instance) -> list[str]:
     left to the route, which fails the item with its own kind (media, media_timeout)."""
     if "audio" not in required_media(instance):
         return []
-    uses = [u for u in clip_uses(Bench(root=bench.root, info=bench.info, instances=[instance], lines=bench.lines))]
+    uses = clip_uses(Bench(root=bench.root, info=bench.info, instances=[instance], lines=bench.lines))
     return [p for p in ClipChecker().check(uses) if "audio track" in p and "unreadable" not in p]
 
 
