@@ -8,11 +8,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import logging
 import socket
 import threading
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from omnivchat.errors import OmnivchatError
 
@@ -23,6 +25,19 @@ CSP = (
 )
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _PORT = web.AppKey("loopback_port", int)
+
+
+class _QuietMalformed(logging.Filter):
+    """Drop aiohttp's traceback for a request it could not parse (a bad header, a NUL in the path, TLS on plain
+    HTTP): the client got its 400, and the user's terminal is no place for it. Errors of our own handlers stay."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, HttpProcessingError)
+
+
+_server_log = logging.getLogger("omnivchat.local_server")
+_server_log.addFilter(_QuietMalformed())
 
 
 def error_response(status: int, message: str) -> web.Response:
@@ -125,7 +140,7 @@ class ServerThread:
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stopping = asyncio.Event()
-        runner = web.AppRunner(self._app(), access_log=None)
+        runner = web.AppRunner(self._app(), access_log=None, logger=_server_log)
         await runner.setup()
         try:
             await web.SockSite(runner, self._sock).start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
 import pytest
 from typer.testing import CliRunner
@@ -139,6 +140,46 @@ def test_eval_cli_warns_when_resuming_a_run_of_another_version(small_bench, tmp_
     result = CliRunner().invoke(app, args, terminal_width=200)
     assert result.exit_code == 0, result.output
     assert "made by other omnivchat code" in result.output and "4 done (4 reused)" in result.output
+
+
+def damage(store, how):
+    """Flip bytes of a closed run store: in its schema, inside a stored reply, or in a table's page header; return
+    the damaged bytes with their neighbours."""
+    with sqlite3.connect(store) as db:
+        reply = db.execute("SELECT text FROM results LIMIT 1").fetchone()[0].encode()
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+        root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'requests'").fetchone()[0]
+    db.close()
+    data = bytearray(store.read_bytes())
+    if how == "schema":
+        at, byte = data.index(b"NOT NULL") + 4, 0xB1  # SQLite's own message then quotes bytes Python cannot decode
+    elif how == "reply":
+        at, byte = data.index(reply) + 5, 0xFF
+    else:
+        at, byte = page_size * (root - 1), 0  # the b-tree page type of the requests table
+    data[at] = byte
+    store.write_bytes(bytes(data))
+    return bytes(data[at - 8 : at + 8])
+
+
+@pytest.mark.parametrize("how", ["schema", "reply", "page"])
+def test_a_store_with_flipped_bytes_is_one_line_and_kept(small_bench, tmp_path, how):
+    # each was a traceback (UnicodeDecodeError, OperationalError, DatabaseError) from eval (issue 36.7)
+    out = tmp_path / "run"
+    args = ["eval", "--bench", str(small_bench.root), "--model", "sim:healthy", "-o", str(out), "--no-progress"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    damaged = damage(out / "store.sqlite", how)
+    before = (out / "store.sqlite").read_bytes()
+    result = CliRunner().invoke(app, args, terminal_width=400)
+    assert result.exit_code == 2, (result.output, result.exception)
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {out / 'store.sqlite'}: not a readable run store ("), lines
+    assert "damaged" in lines[0] and len(lines[0]) < 400
+    after = (out / "store.sqlite").read_bytes()
+    if how == "reply":  # refused at the damaged item, once the others were taken as they were
+        assert len(after) >= len(before) and damaged in after
+    else:  # refused on opening
+        assert after == before
 
 
 def test_limit_can_grow_on_resume(small_bench, server, tmp_path):

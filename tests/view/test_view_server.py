@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -175,35 +176,77 @@ def test_a_server_refuses_a_wider_host_and_a_busy_port(native_run: Path) -> None
         ViewServer([native_run], port=first.port)
 
 
-def test_the_command_prints_the_url_and_stops_on_ctrl_c(native_run: Path) -> None:
-    help_text = CliRunner().invoke(app, ["view", "--help"], terminal_width=200).output
-    assert "--no-browser" in help_text and "--export" in help_text and "--port" in help_text
-    bad = CliRunner().invoke(app, ["view", str(native_run.parent / "nowhere"), "--no-browser"])
-    assert bad.exit_code == 2 and "no such run directory" in bad.output
+def start_view(run: Path) -> tuple[subprocess.Popen[str], int, str]:
+    """``omnivchat view RUN --port 0`` in a process of its own: the process, its port and what it printed first."""
     env = {**os.environ, "COLUMNS": "200"}
-    command = [sys.executable, "-m", "omnivchat", "view", str(native_run), "--port", "0", "--no-browser"]
+    command = [sys.executable, "-m", "omnivchat", "view", str(run), "--port", "0", "--no-browser"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    lines = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = process.stdout.readline() if process.stdout else ""
+        lines.append(line)
+        if line.startswith("serving http://127.0.0.1:") or not line:
+            break
+    url = lines[-1].split()[1]
+    return process, int(url.rsplit(":", 1)[1].strip("/")), "".join(lines)
+
+
+def stop_view(process: subprocess.Popen[str]) -> str:
+    """Ctrl-C, then what the process printed after its first lines."""
     try:
-        lines = []
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = process.stdout.readline() if process.stdout else ""
-            lines.append(line)
-            if line.startswith("serving http://127.0.0.1:"):
-                break
-        url = lines[-1].split()[1]
-        assert "viewing run: omnivchat, 4 items" in "".join(lines)
-        port = int(url.rsplit(":", 1)[1].strip("/"))
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        connection.request("GET", "/api/runs")
-        assert connection.getresponse().status == 200
-        connection.close()
         process.send_signal(signal.SIGINT)
         rest, _ = process.communicate(timeout=30)
     finally:
         if process.poll() is None:
             process.kill()
+    return rest
+
+
+def test_the_command_prints_the_url_and_stops_on_ctrl_c(native_run: Path) -> None:
+    help_text = CliRunner().invoke(app, ["view", "--help"], terminal_width=200).output
+    assert "--no-browser" in help_text and "--export" in help_text and "--port" in help_text
+    bad = CliRunner().invoke(app, ["view", str(native_run.parent / "nowhere"), "--no-browser"])
+    assert bad.exit_code == 2 and "no such run directory" in bad.output
+    process, port, first = start_view(native_run)
+    try:
+        assert "viewing run: omnivchat, 4 items" in first
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request("GET", "/api/runs")
+        assert connection.getresponse().status == 200
+        connection.close()
+    finally:
+        rest = stop_view(process)
     assert process.returncode == 0 and "stopped" in rest
+
+
+MALFORMED = [
+    b"GET / HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\nContent-Length: abc\r\n\r\n",
+    b"GET /\x00 HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\n\r\n",
+    b"POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    b"GET / HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\nBad Header\r\n\r\n",
+    b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03" + bytes(range(64)),
+]
+
+
+def test_malformed_requests_get_a_quiet_400_and_the_viewer_goes_on(native_run: Path) -> None:
+    """Requests aiohttp cannot parse printed its tracebacks in the user's terminal (issue 36.7): each gets its 400,
+    nothing is printed, and the viewer still answers."""
+    process, port, _ = start_view(native_run)
+    try:
+        for raw in MALFORMED:
+            with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+                client.sendall(raw.replace(b"PORT", str(port).encode()))
+                status_line = client.makefile("rb").readline()
+                assert status_line.split()[1:2] == [b"400"], (raw, status_line)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request("GET", "/api/runs")
+        assert connection.getresponse().status == 200
+        connection.close()
+    finally:
+        rest = stop_view(process)
+    assert process.returncode == 0 and "stopped" in rest
+    assert "Traceback" not in rest and "Error handling request" not in rest, rest
 
 
 def test_the_report_the_command_and_the_server_agree_on_the_port() -> None:

@@ -153,11 +153,42 @@ class StoredResult:
     """The reply held the run's key and was masked: its text is not what the model sent (False in older stores)."""
 
 
-def _unreadable(path: Path, err: sqlite3.Error) -> RunError:
+def _unreadable(path: Path, err: sqlite3.Error | UnicodeDecodeError) -> RunError:
+    # SQLite's message can quote a damaged schema's bytes, which Python cannot decode (UnicodeDecodeError)
+    why = err.object.decode("utf-8", "replace") if isinstance(err, UnicodeDecodeError) else str(err)
+    why = why if len(why) <= 160 else why[:159] + "…"  # it can quote a whole stored reply
     return RunError(
-        f"{path}: not a readable run store ({err}); it is damaged or was not made by omnivchat. Keep it for "
+        f"{path}: not a readable run store ({why}); it is damaged or was not made by omnivchat. Keep it for "
         "inspection and run again into a new directory"
     )
+
+
+_DAMAGE_CODES = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+
+
+def _is_damage(err: Exception) -> bool:
+    """Whether an error of SQLite says the file's bytes are wrong (not a lock, a full disk or our own SQL)."""
+    if isinstance(err, UnicodeDecodeError):
+        return True  # a message quoting damaged bytes
+    if not isinstance(err, sqlite3.DatabaseError):
+        return False
+    return getattr(err, "sqlite_errorcode", None) in _DAMAGE_CODES or str(err).startswith(
+        ("Could not decode to UTF-8", "malformed database schema", "database disk image is malformed")
+    )
+
+
+class _WriterConnection(sqlite3.Connection):
+    """A writer's connection: damage met by any statement is one line naming the store (a traceback before)."""
+
+    store_path = Path()
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        try:
+            return super().execute(sql, parameters)
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+            if _is_damage(err):
+                raise _unreadable(self.store_path, err) from None
+            raise
 
 
 class RunStore:
@@ -186,7 +217,10 @@ class RunStore:
             self._db = self._open_read_only()
             return
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, factory=_WriterConnection
+            )
+            self._db.store_path = self.path
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives a process kill
             self._db.execute("PRAGMA busy_timeout=5000")
@@ -204,7 +238,7 @@ class RunStore:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
-        except sqlite3.DatabaseError as err:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
             raise _unreadable(self.path, err) from None
 
     def _has_column(self, table: str, column: str) -> bool:
@@ -250,7 +284,9 @@ class RunStore:
             db.execute("PRAGMA busy_timeout=5000")
             if mode == "ro":
                 db.execute("BEGIN")  # one read transaction: every read of this session sees the same snapshot
-        except sqlite3.Error as err:
+        except (sqlite3.Error, UnicodeDecodeError) as err:
+            if _is_damage(err):
+                raise _unreadable(self.path, err) from None
             raise RunError(f"{self.path}: cannot open the run store for reading ({err})") from None
         self._mode = mode
         return db
@@ -261,8 +297,10 @@ class RunStore:
         for _ in range(5):
             try:
                 rows = self._db.execute(sql, params).fetchall()
-            except sqlite3.DatabaseError as err:
-                if self._mode == "rw":
+            except (sqlite3.DatabaseError, UnicodeDecodeError) as err:
+                if self._mode == "rw" or isinstance(err, UnicodeDecodeError):
+                    if _is_damage(err):
+                        raise _unreadable(self.path, err) from None
                     raise
                 changed = self._state() != self._opened
                 if not (self._mode == "immutable" and changed):
