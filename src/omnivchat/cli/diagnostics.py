@@ -91,12 +91,12 @@ SELF_CHECK_LINE = "self-check: sim:video-blind and sim:audio-blind must be flagg
 
 def is_ablation_dir(path: Path) -> bool:
     """A directory `ablate` made: ablation.json, or the runs of its conditions or its self-check."""
-    from omnivchat.diagnostics import CONDITIONS
+    from omnivchat.diagnostics import CONDITIONS, SELF_CHECK_DIR
 
     return (
         (path / "ablation.json").is_file()
         or any((path / sub / "manifest.json").is_file() for sub in CONDITIONS)
-        or (path / "self-check").is_dir()
+        or (path / SELF_CHECK_DIR).is_dir()
     )
 
 
@@ -204,13 +204,13 @@ def ablate_command(
         "floor_margin": floor_margin,
         "system_prompt": system_prompt,
     }
-    from omnivchat.diagnostics import SelfCheckRecord
+    from omnivchat.diagnostics import SELF_CHECK_DIR, SelfCheckRecord
 
     record = SelfCheckRecord(skipped=True)
     if not skip_self_check:
         console.print(SELF_CHECK_LINE)
         record = self_check(
-            dataset, output / "self-check", panel=members, config=config, progress=progress, say=_say, **options
+            dataset, output / SELF_CHECK_DIR, panel=members, config=config, progress=progress, say=_say, **options
         )
         console.print("[green]self-check passed[/]")
     grid = run_grid(
@@ -325,9 +325,11 @@ DEMO_MODELS = ("sim:healthy", "sim:video-blind")
 
 def is_demo_dir(path: Path) -> bool:
     """A directory `demo` made: its bench, its self-check or a model's grid."""
+    from omnivchat.diagnostics import SELF_CHECK_DIR
+
     return (
         (path / "bench" / "bench.yaml").is_file()
-        or (path / "self-check").is_dir()
+        or (path / SELF_CHECK_DIR).is_dir()
         or any(is_ablation_dir(path / m.replace(":", "-")) for m in DEMO_MODELS)
     )
 
@@ -346,6 +348,7 @@ def demo_command(
     Simulated models check the harness; they say nothing about a real model. Run it again to resume.
     """
     from omnivchat.bench import BenchError, load_bench
+    from omnivchat.diagnostics import SELF_CHECK_DIR
     from omnivchat.diagnostics.grid import SelfCheckFailed, run_grid, self_check, write_ablation
     from omnivchat.judges import read_table1_scores
     from omnivchat.report import build_report
@@ -365,7 +368,7 @@ def demo_command(
         )
     panel = ["rule"]
     try:
-        record = self_check(bench, output / "self-check", panel=panel, progress=progress, say=_say)
+        record = self_check(bench, output / SELF_CHECK_DIR, panel=panel, progress=progress, say=_say)
     except SelfCheckFailed as err:
         raise fail(str(err)) from None
     console.print(f"[green]self-check passed[/]: {SELF_CHECK_LINE.removeprefix('self-check: ')}")

@@ -5,6 +5,7 @@ from omnivchat.diagnostics._files import (
     ABLATION_FILE,
     ABLATION_SCHEMA,
     ROUTE_CHECK_SCHEMA,
+    SELF_CHECK_DIR,
     AblationFile,
     ConditionEntry,
     RouteCheck,
@@ -13,6 +14,7 @@ from omnivchat.diagnostics._files import (
     SelfCheckRecord,
     read_ablation,
     read_route_check,
+    self_check_grid_dir,
 )
 from omnivchat.diagnostics.ablation import CONDITIONS, FLAGS, METRICS, Diagnosis, diagnose
 from omnivchat.diagnostics.compare import (
@@ -34,6 +36,7 @@ __all__ = [
     "FLAGS",
     "METRICS",
     "ROUTE_CHECK_SCHEMA",
+    "SELF_CHECK_DIR",
     "AblationFile",
     "CompareError",
     "ComparisonFile",
@@ -48,5 +51,6 @@ __all__ = [
     "read_ablation",
     "read_comparison",
     "read_route_check",
+    "self_check_grid_dir",
     "write_comparison",
 ]

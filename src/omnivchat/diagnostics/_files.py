@@ -20,6 +20,14 @@ ABLATION_FILE = "ablation.json"
 ABLATION_SCHEMA = "omnivchat-ablation-v1"
 ROUTE_CHECK_SCHEMA = "omnivchat-route-check-v1"
 ROUTE_CHECKS_FILE = "route-checks.jsonl"
+SELF_CHECK_DIR = "self-check"
+"""The folder of an ablation directory that holds the self-check's grids, one per simulated model."""
+
+
+def self_check_grid_dir(self_check_dir: Path, model: str) -> Path:
+    """Where the self-check ran ``model``'s grid (its four condition runs): in the self-check's folder (an ablation
+    directory's SELF_CHECK_DIR)."""
+    return self_check_dir / model.replace(":", "-")
 
 
 # ------------------------------------------------------------------------------------------------- ablation.json

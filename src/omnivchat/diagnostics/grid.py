@@ -30,6 +30,7 @@ from omnivchat.diagnostics._files import (
     ConditionEntry,
     SelfCheckModel,
     SelfCheckRecord,
+    self_check_grid_dir,
 )
 from omnivchat.diagnostics.ablation import CONDITIONS, Diagnosis, diagnose
 from omnivchat.errors import OmnivchatError
@@ -309,7 +310,7 @@ def self_check(
         results[model] = run_grid(
             dataset,
             functools.partial(get_route, model),
-            out_dir / model.replace(":", "-"),
+            self_check_grid_dir(out_dir, model),
             panel=panel,
             config=config,
             progress=progress,

@@ -29,6 +29,7 @@ from omnivchat.report._inputs import (
     ScoredRun,
     load_inputs,
 )
+from omnivchat.runs import CostTotals, money
 from omnivchat.scoring import Table1Row
 
 TEMPLATE = "template.html.j2"
@@ -222,32 +223,59 @@ def _failures(runs: list[ScoredRun]) -> list[dict[str, Any]]:
     return out
 
 
-def _costs(runs: Sequence[ScoredRun | BenchmarkRun]) -> list[dict[str, Any]]:
-    """Per run with a store: the known cost, the attempts priced and those of unknown cost (with why), per kind of
-    request (the model's, each judge's); an unknown cost is never shown as $0."""
-    from omnivchat.runs import money
+def _cost_row(kind: str, totals: CostTotals, files: Sequence[InputFile]) -> dict[str, Any]:
+    """One row of the cost table: what ``totals`` spent, read from the stores ``files``."""
+    unknown = ", ".join(f"{why}: {n}" for why, n in sorted(totals.unknown.items())) or "none"
+    spent = money(totals.spent_usd) if totals.priced else "cost unknown"
+    where = ", ".join(_src(f) for f in files) if len(files) <= 2 else f"{len(files)} run stores"
+    return {
+        "kind": kind,
+        "spent": Cell(
+            spent, f"{where} → attempt_costs (sum of {totals.priced} priced attempts)", "" if totals.priced else "null"
+        ),
+        "attempts": totals.attempts,
+        "priced": totals.priced,
+        "unknown": unknown,
+        "refs": [f.ref for f in files] if len(files) <= 4 else [files[0].ref, "…", files[-1].ref],
+    }
 
+
+def _costs(runs: Sequence[ScoredRun | BenchmarkRun], ablations: Sequence[Ablation]) -> list[dict[str, Any]]:
+    """Per run with a store: the known cost, the attempts priced and those of unknown cost (with why), per kind of
+    request (the model's, each judge's); per ablation grid, every run it made (its four conditions, its
+    self-check's) and the grid in all, where each condition's run is counted once. An unknown cost is never $0."""
+    in_grids = {file.path.resolve() for ablation in ablations for _, _, file in ablation.costs}
     out = []
     for run in runs:
-        if run.cost is None or run.cost_file is None:
+        if run.cost is None or run.cost_file is None or run.cost_file.path.resolve() in in_grids:
             continue
-        where = f"{_src(run.cost_file)} → attempt_costs"
-        rows = []
-        for kind, totals in [("all", run.cost.total), *sorted(run.cost.by_kind.items())]:
-            unknown = ", ".join(f"{why}: {n}" for why, n in sorted(totals.unknown.items())) or "none"
-            spent = money(totals.spent_usd) if totals.priced else "cost unknown"
-            rows.append(
-                {
-                    "kind": kind,
-                    "spent": Cell(
-                        spent, f"{where} (sum of {totals.priced} priced attempts)", "" if totals.priced else "null"
-                    ),
-                    "attempts": totals.attempts,
-                    "priced": totals.priced,
-                    "unknown": unknown,
-                }
-            )
-        out.append({"model": run.label, "simulated": run.simulated, "rows": rows, "ref": run.cost_file.ref})
+        rows = [
+            _cost_row(kind, totals, [run.cost_file])
+            for kind, totals in [("all", run.cost.total), *sorted(run.cost.by_kind.items())]
+        ]
+        out.append({"model": run.label, "simulated": run.simulated, "rows": rows})
+    for ablation in ablations:
+        if not ablation.costs:
+            continue
+        rows, checks, grid = [], CostTotals(), CostTotals()
+        check_files: list[InputFile] = []
+        by_kind: defaultdict[str, CostTotals] = defaultdict(CostTotals)
+        for name, cost, file in ablation.costs:
+            grid.merge(cost.total)
+            for kind, totals in cost.by_kind.items():
+                by_kind[kind].merge(totals)
+            if name.startswith("self-check "):
+                checks.merge(cost.total)
+                check_files.append(file)
+            else:
+                rows.append(_cost_row(f"condition {name}", cost.total, [file]))
+        if check_files:
+            rows.append(_cost_row(f"self-check ({len(check_files)} runs of simulated models)", checks, check_files))
+        files = [file for _, _, file in ablation.costs]
+        rows.append(_cost_row("grid, in all", grid, files))
+        rows += [_cost_row(f"grid, {kind}", totals, files) for kind, totals in sorted(by_kind.items())]
+        label = f"{ablation.model} · ablation grid {ablation.dir.name}"
+        out.append({"model": label, "simulated": ablation.simulated, "rows": rows})
     return out
 
 
@@ -769,7 +797,7 @@ def render_html(inputs: Inputs, output: Path, *, status: Callable[[str], None] |
         table1=_table1(runs, output, base),
         base=str(base),
         failures=_failures(runs),
-        costs=_costs([*runs, *inputs.others]),
+        costs=_costs([*runs, *inputs.others], inputs.ablations),
         sub_table=sub_table,
         sub_plot=sub_plot,
         ablations=ablations,

@@ -195,6 +195,8 @@ class Ablation:
     file: InputFile
     runs: dict[str, ScoredRun | None]  # condition -> its scored run (None: no scores.json there)
     missing: dict[str, str] = field(default_factory=dict)  # condition -> why its run is not shown
+    costs: list[tuple[str, RunCost, InputFile]] = field(default_factory=list)
+    """Every run the grid made with a store (its conditions, then the self-check's): its name, cost, store file."""
 
     @property
     def diagnosis(self) -> Diagnosis:
@@ -334,7 +336,26 @@ def load_ablation(path: Path, sources: Sources, warnings: list[str]) -> Ablation
             runs[condition] = None
             missing[condition] = f"no {SCORES_FILE} in {run_dir}" if run_dir else "no run_dir recorded"
             warnings.append(f"{where}: condition {condition}: {missing[condition]}; its failure counts are not shown")
-    return Ablation(path, data, file, runs, missing)
+    return Ablation(path, data, file, runs, missing, _grid_costs(path, data, sources))
+
+
+def _grid_costs(path: Path, data: AblationFile, sources: Sources) -> list[tuple[str, RunCost, InputFile]]:
+    """The cost of every run an ablation made: each condition's, then each self-check model's conditions."""
+    from omnivchat.diagnostics import CONDITIONS, SELF_CHECK_DIR, self_check_grid_dir
+
+    grids: list[tuple[str, Path, dict[str, str | None]]] = [
+        ("", path, {c: data.conditions[c].run_dir for c in CONDITIONS})
+    ]
+    checked = (data.self_check.models if data.self_check else None) or {}
+    for model in checked:
+        model_dir = self_check_grid_dir(path / SELF_CHECK_DIR, model)
+        grids.append((f"self-check {model} ", model_dir, {c: c for c in CONDITIONS}))
+    costs = []
+    for prefix, grid_dir, run_dirs in grids:
+        for condition, rel in run_dirs.items():
+            if rel is not None and (grid_dir / rel / STORE_FILE).is_file():
+                costs.append((f"{prefix}{condition}", *sources.read_store_cost(grid_dir / rel)))
+    return costs
 
 
 def _is_benchmark_run(path: Path) -> bool:

@@ -31,8 +31,9 @@ SMOKE_FILE = "smoke.json"
 """The run's summary: settings, versions, each step's reward terms and trainer log, the files written."""
 # For any user on any machine: no path of ours, only the package index and PyTorch's public CPU index.
 INSTALL_HINT = (
-    "install the `rl` extra: pip install 'omnivchat[rl]' (PyPI's torch is a CUDA build of several GB: on a CPU "
-    "machine first pip install torch --index-url https://download.pytorch.org/whl/cpu); see docs/rl.md, CPU smoke run"
+    "install the `rl` extra: pip install 'omnivchat[rl]', or in a clone of omnivchat uv sync --extra rl (PyPI's torch "
+    "is a CUDA build of several GB: on a CPU machine first pip install torch --index-url "
+    "https://download.pytorch.org/whl/cpu); see docs/rl.md, CPU smoke run"
 )
 
 
