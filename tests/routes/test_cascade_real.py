@@ -182,8 +182,9 @@ def test_spoken_multiple_choice_eval_score_ablate(cascade: Path, spoken_set: Pat
 
 
 def test_check_route_hears_the_password(cascade: Path, tmp_path: Path) -> None:
-    """Whisper transcribes the check clip's password and number; whether the check passes is then the text
-    model's to make of them (SmolLM2-135M does not repeat them: the check's verdict is printed, not asserted)."""
+    """Whisper transcribes the check clip's password (its first word: see below) and number; whether the check
+    passes is then the text model's to make of them (SmolLM2-135M does not repeat them: the check's verdict is
+    printed, not asserted)."""
     out = tmp_path / "check.json"
     args = ["check-route", "--model", f"cascade:{cascade}", "-o", str(out)]
     result = runner.invoke(app, args, env={"OMNIVCHAT_HOME": str(tmp_path), "COLUMNS": "200"})
@@ -201,4 +202,6 @@ def test_check_route_hears_the_password(cascade: Path, tmp_path: Path) -> None:
 
     heard = asyncio.run(hear(audible))
     print(f"route check clip: heard {heard!r}")
-    assert PASSWORD in heard.lower() and str(NUMBER) in heard
+    # Whisper tiny.en on espeak's voice: "copper meadow" on one CPU, "copper metal" on another (AMD EPYC, float32
+    # and int8 alike), so the second word is not asserted; the first and the number are heard on both
+    assert PASSWORD.split()[0] in heard.lower() and str(NUMBER) in heard
