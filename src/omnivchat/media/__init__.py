@@ -63,7 +63,7 @@ if TYPE_CHECKING:
         trim,
     )
     from omnivchat.media._paths import BatchItem, batch, resolve_media_path
-    from omnivchat.media._probe import MediaInfo, StreamInfo, open_container, probe, require_audio
+    from omnivchat.media._probe import MediaInfo, StreamInfo, open_container, probe, probe_headers, require_audio
     from omnivchat.media._sample import sample_video, sampled_frame_indices
 
 _LAZY: dict[str, str] = {
@@ -106,6 +106,7 @@ _LAZY: dict[str, str] = {
     "StreamInfo": "_probe",
     "cached_probe": "_probe",
     "probe": "_probe",
+    "probe_headers": "_probe",
 }
 
 __all__ = [
@@ -151,6 +152,7 @@ __all__ = [
     "open_container",
     "popen_ffmpeg",
     "probe",
+    "probe_headers",
     "require_audio",
     "resolve_media_path",
     "run_ffmpeg",

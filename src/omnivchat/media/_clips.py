@@ -17,7 +17,7 @@ from pathlib import Path
 
 from omnivchat.media._cache import content_hash
 from omnivchat.media._ffmpeg import MediaError
-from omnivchat.media._probe import ProbeResult, cached_probe
+from omnivchat.media._probe import ProbeResult, _reason, cached_probe, probe_headers
 
 # Below this RMS level an audio track is reported as silent (a warning, never a problem: it may be intended).
 SILENT_DBFS = -60.0
@@ -46,6 +46,10 @@ class ClipChecker:
     - a clip without a decodable audio track in a use that needs audio.
 
     A silent audio track (below -60 dBFS) where audio is required is listed in ``warnings``, not as a problem.
+    ``headers_only``: read each clip's headers and nothing more (:func:`probe_headers`, once per process: about
+    2 ms against 24 ms for decoding its audio and reading every packet): the stream problems are the same, a silent
+    track or a truncated file is not seen (the check of what is about to be sent, where the route reads the file
+    anyway).
     After a call, ``clips``, ``probed`` and ``cached`` count the distinct files, the probes run and the results
     taken from the cache.
     """
@@ -56,8 +60,10 @@ class ClipChecker:
         workers: int | None = None,
         cache_dir: str | os.PathLike[str] | None = None,
         progress: Callable[[int, int], None] | None = None,
+        headers_only: bool = False,
     ) -> None:
         self.workers = workers or min(16, (os.cpu_count() or 1) + 4)
+        self.headers_only = headers_only
         self.cache_dir = cache_dir
         self.progress = progress
         self.warnings: list[str] = []
@@ -95,14 +101,15 @@ class ClipChecker:
                     self.progress(done, len(paths))
 
         with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="clip-probe") as pool:
-            hashes = dict(zip(paths, pool.map(_hash_or_none, paths), strict=True))
+            hashing = _hash_or_none if not self.headers_only else lambda _: None  # nothing is cached to share
+            hashes = dict(zip(paths, pool.map(hashing, paths), strict=True))
             first: dict[str, Path] = {}
             for path in paths:
                 digest = hashes[path]
                 if digest is not None:
                     first.setdefault(digest, path)
             leaders = [p for p in paths if (digest := hashes[p]) is None or first[digest] == p]
-            futures = {pool.submit(cached_probe, p, cache_dir=self.cache_dir): p for p in leaders}
+            futures = {pool.submit(self._probe, p): p for p in leaders}
             for future in as_completed(futures):
                 result = future.result()
                 results[futures[future]] = result
@@ -119,6 +126,15 @@ class ClipChecker:
                 results[path] = leader.model_copy(update={"path": str(path), "info": info, "cached": True})
                 tick()
         return results
+
+
+    def _probe(self, path: Path) -> ProbeResult:
+        if not self.headers_only:
+            return cached_probe(path, cache_dir=self.cache_dir)
+        try:
+            return ProbeResult(path=str(path), info=probe_headers(path))
+        except MediaError as err:
+            return ProbeResult(path=str(path), error=_reason(err, path))
 
 
 def _hash_or_none(path: Path) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -325,6 +326,24 @@ def _pyav_version() -> str:
     av = _av()
     libs = getattr(av, "library_versions", {})
     return f"{av.__version__} {sorted(libs.items())}"
+
+
+def probe_headers(path: str | os.PathLike[str]) -> MediaInfo:
+    """``probe(path, energy=False)`` (headers only, about 2 ms), worked out once per process for the file as it is
+    now (a file rewritten gets a new size or modification time; :func:`forget_hashes` drops them all): the check of
+    an item's clips and the route that sends them share one probe. A file that cannot be read raises each time."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise MediaError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise MediaError(f"{path}: cannot read ({exc.strerror})") from None
+    return _headers(str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4096)
+def _headers(path: str, inode: int, size: int, mtime_ns: int) -> MediaInfo:
+    return probe(Path(path), energy=False)
 
 
 def cached_probe(

@@ -170,8 +170,7 @@ def forget_hashes() -> None:
     from omnivchat import media
 
     _sha256.cache_clear()
-    _probe.cache_clear()
-    media.forget_hashes()
+    media.forget_hashes()  # and the probes of the files as they were
 
 
 def file_identity(path: Path) -> tuple[str, int, int, int]:
@@ -196,13 +195,6 @@ def clip_sha256(path: Path) -> str:
     gets a new size or modification time, so a new hash): the run manifest's clip hashes and the requests' media
     placeholders share it, so each clip of an eval is read and hashed once."""
     return _sha256(*file_identity(path))
-
-
-@functools.lru_cache(maxsize=4096)
-def _probe(path: str, inode: int, size: int, mtime_ns: int) -> Any:
-    from omnivchat import media
-
-    return media.probe(Path(path), energy=False)
 
 
 def duration_cut(duration: float, limits: Any) -> float | None:
@@ -260,7 +252,7 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
 
     try:
         # One probe when the clip already fits (the common case); fit_for_route re-encodes otherwise.
-        info = _probe(*file_identity(clip))
+        info = media.probe_headers(clip)
         if settings.media_input == "audio":  # a model that hears but takes no video (OpenAI's audio models)
             if not info.has_audio:
                 raise RouteError("unsupported", f"{clip}: no audio track, and this route takes the audio alone")
@@ -273,7 +265,7 @@ def clip_parts(clip: Path, settings: Any, store: MediaStore) -> tuple[list[dict[
         fitted = clip
         if not fits(info, limits):
             fitted = media.fit_for_route(clip, limits)
-            info = _probe(*file_identity(fitted))
+            info = media.probe_headers(fitted)
         parts: list[dict[str, Any]] = []
         if settings.media_input == "frames":
             for frame in media.sample_frames(fitted, fps=settings.frames_fps, max_frames=settings.max_frames):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,12 +90,15 @@ class Runner:
         kind: str,
         accept: Callable[[ChatRequest, ChatResponse], str | None] | None = None,
         budget: Budget | None = None,
+        build_workers: int = 4,
     ) -> None:
         """``accept(request, response)`` may return a reason to refuse a complete answer (e.g. a verdict that does not
         parse): the attempt is then recorded as failed ("unparseable") and retried, and no result is stored.
 
         ``budget``: reserve each attempt's estimated cost first, and send nothing more once it would be passed
-        (the item stays not run). ``state`` is what the progress bar shows (:class:`RunProgress`)."""
+        (the item stays not run). ``state`` is what the progress bar shows (:class:`RunProgress`).
+
+        ``build_workers``: the threads that build the :class:`Pending` items of :meth:`run_all` (media work)."""
         self.accept = accept
         self.budget = budget
         self.state = RunProgress(concurrency=concurrency, max_concurrency=concurrency)
@@ -106,6 +109,7 @@ class Runner:
         self.limiter = AdaptiveLimiter(concurrency)
         # Media preparation runs ffmpeg and hashing in threads: bound it separately from network concurrency.
         self.prepare_slots = asyncio.Semaphore(max(2, min(concurrency, 8)))
+        self.build_workers = max(1, build_workers)
         self.stages: StoredStages | None = None
         if isinstance(route, StagedRoute):  # a cascade: its stage requests go through this run's store too
             self.stages = StoredStages(self)
@@ -202,11 +206,29 @@ class Runner:
         summary.failures[error.kind] = summary.failures.get(error.kind, 0) + 1
         summary.first_errors.setdefault(error.kind, f"{request_id}: {error}" if request_id else str(error))
 
+    async def _build(self, pending: Pending, pool: ThreadPoolExecutor, summary: RunSummary) -> ChatRequest | None:
+        """Build a pending item on ``pool``; None when it cannot be built (stored and counted as that item's
+        failure: the others go on)."""
+        try:
+            return await asyncio.get_running_loop().run_in_executor(pool, pending.build)
+        except (RouteError, MediaError) as err:  # a clip that cannot be read or transformed: this item fails alone
+            error = media_failure(err) if isinstance(err, MediaError) else err
+            self.store.set_item(pending.key, self.kind, None, error, pending.meta)
+            self._failed(summary, error, pending.key)
+            return None
+
     async def run_all(
-        self, work: list[tuple[ChatRequest, dict[str, Any]]], summary: RunSummary, *, progress: bool, label: str
+        self,
+        work: Sequence[tuple[ChatRequest, dict[str, Any]] | Pending],
+        summary: RunSummary,
+        *,
+        progress: bool,
+        label: str,
     ) -> None:
         """Run every (request, item metadata) pair concurrently, with a progress bar on stderr (its status line is
-        :meth:`RunProgress.line` of ``self.state``, refreshed twice a second, so waits count down)."""
+        :meth:`RunProgress.line` of ``self.state``, refreshed twice a second, so waits count down). A
+        :class:`Pending` item is built on one of ``build_workers`` threads, in order, while the first ones are
+        already sent (building every item first delayed the first send by the whole bench's media work)."""
         console = Console(stderr=True)
         columns = (
             TextColumn("{task.fields[rate]:.1f}/s"),
@@ -250,8 +272,13 @@ class Runner:
                 done = finished()
                 bar.update(task, completed=done, rate=done / elapsed, failed=summary.failed, status=status())
 
-            async def one(request: ChatRequest, meta: dict[str, Any]) -> None:
-                await self.run_item(request, summary, meta)
+            async def one(item: tuple[ChatRequest, dict[str, Any]] | Pending, pool: ThreadPoolExecutor) -> None:
+                if isinstance(item, Pending):
+                    request, meta = await self._build(item, pool, summary), item.meta
+                else:
+                    request, meta = item
+                if request is not None:
+                    await self.run_item(request, summary, meta)
                 refresh()
 
             async def tick() -> None:
@@ -274,8 +301,9 @@ class Runner:
                         )
 
             ticker = asyncio.create_task(tick()) if work else None
+            pool = ThreadPoolExecutor(max_workers=self.build_workers, thread_name_prefix="omnivchat-build")
             try:
-                await asyncio.gather(*(one(r, m) for r, m in work))
+                await asyncio.gather(*(one(item, pool) for item in work))
             except asyncio.CancelledError:  # Ctrl-C: every finished item is already in the store
                 raise Interrupted(
                     f"interrupted: {summary.done} done, {summary.failed} failed, "
@@ -283,6 +311,7 @@ class Runner:
                     "rerun the same command to resume"
                 ) from None
             finally:
+                pool.shutdown(wait=False, cancel_futures=True)  # an interrupted run builds nothing more
                 if ticker is not None:
                     ticker.cancel()
                 if self.stages is not None:
@@ -380,8 +409,8 @@ async def run_tasks_async(
 
     The manifest is written, or checked against the stored one (resuming only an identical run: completed
     results are reused, failures retried, old attempts kept); each invocation is logged with its code version;
-    requests are built on ``build_workers`` threads (media work), then sent task after task. ``after_task(task)``
-    runs after each task (a benchmark that keeps a summary file up to date). Closes the route.
+    requests are built on ``build_workers`` threads (media work) as the first ones are sent, task after task.
+    ``after_task(task)`` runs after each task (a benchmark that keeps a summary file up to date). Closes the route.
 
     ``budget_usd``: the run's total spending limit (:mod:`omnivchat.runs._budget`; what the store spent before
     counts): once the next attempt would pass it, nothing more is sent and ``summary.not_sent`` counts the items
@@ -419,25 +448,8 @@ async def run_tasks_async(
         summary.notes.append(check.code_changed)
     started = time.perf_counter()
 
-    def build(pending: Pending) -> ChatRequest | RouteError:
-        try:
-            return pending.build()
-        except RouteError as err:
-            return err
-        except MediaError as err:  # a clip that cannot be read or transformed: this item fails alone
-            return media_failure(err)
-
     try:
         for work in tasks:
-            with ThreadPoolExecutor(max_workers=max(1, build_workers)) as pool:
-                built = list(pool.map(build, work.pending))
-            ready = []
-            for pending, request in zip(work.pending, built, strict=True):
-                if isinstance(request, RouteError):
-                    store.set_item(pending.key, work.task, None, request, pending.meta)
-                    Runner._failed(summary, request, pending.key)
-                else:
-                    ready.append((request, pending.meta))
             runner = Runner(
                 route,
                 store,
@@ -445,8 +457,10 @@ async def run_tasks_async(
                 retry=retry or RetryPolicy(),
                 kind=work.task,
                 budget=budget,
+                build_workers=build_workers,
             )
-            await runner.run_all(ready, summary, progress=progress, label=work.label or f"{route.model_id} {work.task}")
+            label = work.label or f"{route.model_id} {work.task}"
+            await runner.run_all(work.pending, summary, progress=progress, label=label)
             if after_task is not None:
                 after_task(work.task)
     finally:
