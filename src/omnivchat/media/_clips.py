@@ -100,9 +100,13 @@ class ClipChecker:
                 if self.progress is not None:
                     self.progress(done, len(paths))
 
+        if self.headers_only:  # a few clips, 2 ms each, remembered by the process: no threads, no hashing
+            for path in paths:
+                results[path] = self._probe(path)
+                tick()
+            return results
         with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="clip-probe") as pool:
-            hashing = _hash_or_none if not self.headers_only else lambda _: None  # nothing is cached to share
-            hashes = dict(zip(paths, pool.map(hashing, paths), strict=True))
+            hashes = dict(zip(paths, pool.map(_hash_or_none, paths), strict=True))
             first: dict[str, Path] = {}
             for path in paths:
                 digest = hashes[path]
