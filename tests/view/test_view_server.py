@@ -192,6 +192,16 @@ def start_view(run: Path) -> tuple[subprocess.Popen[str], int, str]:
     return process, int(url.rsplit(":", 1)[1].strip("/")), "".join(lines)
 
 
+def runs_status(port: int) -> int:
+    """The HTTP status of the viewer's ``/api/runs`` on ``port``."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", "/api/runs")
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
 def stop_view(process: subprocess.Popen[str]) -> str:
     """Ctrl-C, then what the process printed after its first lines."""
     try:
@@ -211,10 +221,7 @@ def test_the_command_prints_the_url_and_stops_on_ctrl_c(native_run: Path) -> Non
     process, port, first = start_view(native_run)
     try:
         assert "viewing run: omnivchat, 4 items" in first
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        connection.request("GET", "/api/runs")
-        assert connection.getresponse().status == 200
-        connection.close()
+        assert runs_status(port) == 200
     finally:
         rest = stop_view(process)
     assert process.returncode == 0 and "stopped" in rest
@@ -239,10 +246,7 @@ def test_malformed_requests_get_a_quiet_400_and_the_viewer_goes_on(native_run: P
                 client.sendall(raw.replace(b"PORT", str(port).encode()))
                 status_line = client.makefile("rb").readline()
                 assert status_line.split()[1:2] == [b"400"], (raw, status_line)
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        connection.request("GET", "/api/runs")
-        assert connection.getresponse().status == 200
-        connection.close()
+        assert runs_status(port) == 200
     finally:
         rest = stop_view(process)
     assert process.returncode == 0 and "stopped" in rest

@@ -40,7 +40,7 @@ from omnivchat.media._ffmpeg import (
 )
 
 if TYPE_CHECKING:
-    from omnivchat.media._cache import cache_dir, content_hash, forget_hashes
+    from omnivchat.media._cache import cache_dir, content_hash
     from omnivchat.media._clips import ClipChecker, ClipUse
     from omnivchat.media._compose import COMPOSE_RECIPE, GAP_S, IMAGE_FPS, MIN_IMAGE_S, Composed, compose_clip
     from omnivchat.media._dataurl import mime_type, to_data_url
@@ -63,7 +63,15 @@ if TYPE_CHECKING:
         trim,
     )
     from omnivchat.media._paths import BatchItem, batch, resolve_media_path
-    from omnivchat.media._probe import MediaInfo, StreamInfo, open_container, probe, probe_headers, require_audio
+    from omnivchat.media._probe import (
+        MediaInfo,
+        StreamInfo,
+        forget_hashes,
+        open_container,
+        probe,
+        probe_headers,
+        require_audio,
+    )
     from omnivchat.media._sample import sample_video, sampled_frame_indices
 
 _LAZY: dict[str, str] = {
@@ -80,7 +88,7 @@ _LAZY: dict[str, str] = {
     "Composed": "_compose",
     "compose_clip": "_compose",
     "content_hash": "_cache",
-    "forget_hashes": "_cache",
+    "forget_hashes": "_probe",
     "mime_type": "_dataurl",
     "to_data_url": "_dataurl",
     "FrameSample": "_decode",

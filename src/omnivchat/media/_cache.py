@@ -65,12 +65,9 @@ def content_hash(path: str | os.PathLike[str]) -> str:
 
 def forget_hashes() -> None:
     """Drop the hashes memoised in this process: a file rewritten with its size and modification time kept
-    (os.utime) would otherwise keep its old hash, and so the media derived from the old bytes (and its probe)."""
-    from omnivchat.media._probe import _headers  # the later module
-
+    (os.utime) would otherwise keep its old hash, and so the media derived from the old bytes."""
     with _hash_lock:
         _hash_memo.clear()
-    _headers.cache_clear()
 
 
 def cache_key(source_hash: str, op: str, params: dict[str, Any]) -> str:

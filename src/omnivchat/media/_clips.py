@@ -131,7 +131,6 @@ class ClipChecker:
                 tick()
         return results
 
-
     def _probe(self, path: Path) -> ProbeResult:
         if not self.headers_only:
             return cached_probe(path, cache_dir=self.cache_dir)

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from omnivchat.media._bounded import bounded
 from omnivchat.media._cache import atomic_build, cache_key, cached_path, content_hash
 from omnivchat.media._cache import cache_dir as resolve_cache_dir
+from omnivchat.media._cache import forget_hashes as forget_content_hashes
 from omnivchat.media._ffmpeg import MediaError, MediaTimeout
 
 if TYPE_CHECKING:
@@ -344,6 +345,13 @@ def probe_headers(path: str | os.PathLike[str]) -> MediaInfo:
 @functools.lru_cache(maxsize=4096)
 def _headers(path: str, inode: int, size: int, mtime_ns: int) -> MediaInfo:
     return probe(Path(path), energy=False)
+
+
+def forget_hashes() -> None:
+    """Drop the hashes and header probes memoised in this process: a file rewritten with its size and
+    modification time kept (os.utime) would otherwise keep its old hash, its media and its probe."""
+    forget_content_hashes()
+    _headers.cache_clear()
 
 
 def cached_probe(
