@@ -123,7 +123,7 @@ def studio_run_command(
             f"instances: {sum(per_code.values())} ({', '.join(f'{code} {k}' for code, k in per_code.items())})",
             highlight=False,
         )
-    agents = make_agents(backend, configs, defect_rate=defect_rate, agents_file=agents_file)
+    agents = make_agents(backend, configs, defect_rate=defect_rate, agents_file=agents_file, output=output)
     bar = progress_bar(console=err_console, elapsed=True, transient=True, disable=not progress)
     task = bar.add_task("synthesizing", total=None)
 

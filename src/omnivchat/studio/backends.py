@@ -18,18 +18,22 @@ def make_agents(
     *,
     defect_rate: float = 0.0,
     agents_file: Path | None = None,
+    output: Path | None = None,
 ) -> Agents:
     """The agents of ``backend`` for ``configs``, refused before anything is written when the backend cannot
     synthesize one of them. ``offline`` needs no key: the template Director, the procedural Renderer (with
     defects injected at ``defect_rate``) and the machine Reviewer. ``hosted`` reads ``agents_file``: a Director
-    and a Reviewer on any route, and a video generator (docs/studio.md, "Hosted agents"). Close them after use."""
+    and a Reviewer on any route, and a video generator (docs/studio.md, "Hosted agents"). Close them after use.
+
+    ``output``: the bench directory the agents will synthesize into. Where it holds a synthesis begun with an
+    earlier render recipe, the offline Renderer keeps that recipe (a resume renders as the first run did); a new
+    synthesis gets the latest."""
     if backend == "offline":
         _check_offline(configs)
         from omnivchat.studio.offline import OfflineDirector, OfflineRenderer, OfflineReviewer
 
-        return Agents(
-            OfflineDirector(defect_rate=defect_rate), OfflineRenderer(defect_rate=defect_rate), OfflineReviewer()
-        )
+        renderer = OfflineRenderer(defect_rate=defect_rate, recipe=_recorded_recipe(output))
+        return Agents(OfflineDirector(defect_rate=defect_rate), renderer, OfflineReviewer())
     if backend == "hosted":
         if agents_file is None:
             raise StudioError("the hosted backend needs --agents FILE (the Director, Reviewer and Renderer to use)")
@@ -37,6 +41,29 @@ def make_agents(
             raise StudioError("--defect-rate is for the offline backend; hosted agents make their own mistakes")
         return _hosted(agents_file)
     raise StudioError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+
+
+def _recorded_recipe(output: Path | None) -> int | None:
+    """The render recipe of the offline synthesis recorded in ``output``'s manifest (None: none recorded there).
+
+    A Renderer name without ``recipe=`` is recipe 1's (named before recipes existed). Whatever else the manifest
+    says is for ``studio_run`` to check against the rerun's settings."""
+    import json
+    import re
+
+    from omnivchat.studio.engine import MANIFEST, STUDIO_DIR
+
+    if output is None:
+        return None
+    try:
+        recorded = json.loads((output / STUDIO_DIR / MANIFEST).read_text(encoding="utf-8"))
+        name = recorded["agents"]["renderer"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # no manifest (a new synthesis) or not one: studio_run says what is wrong with it
+    if not isinstance(name, str) or not name.startswith("offline-renderer/"):
+        return None
+    found = re.search(r" recipe=(\d+)$", name)
+    return int(found.group(1)) if found else 1
 
 
 def _check_offline(configs: Sequence[SubcategoryConfig]) -> None:

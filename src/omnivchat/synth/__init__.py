@@ -48,8 +48,10 @@ if TYPE_CHECKING:
         ORIG_SUFFIX,
         ClipTailResult,
         backup_path,
+        decode_channels,
         find_clips,
         load_tail_pair,
+        mono_mix,
         repair_clip,
         repair_clips,
     )
@@ -86,6 +88,8 @@ if TYPE_CHECKING:
     )
     from omnivchat.synth._plot import plot_tail_pair
     from omnivchat.synth._renderer import (
+        LATEST_RENDER_RECIPE,
+        RENDER_RECIPES,
         RenderedClip,
         load_spec,
         load_timeline,
@@ -108,7 +112,11 @@ if TYPE_CHECKING:
     from omnivchat.synth._tts import Utterance, speak
 
 _LAZY: dict[str, str] = {
+    "LATEST_RENDER_RECIPE": "_renderer",
+    "RENDER_RECIPES": "_renderer",
     "RenderedClip": "_renderer",
+    "decode_channels": "_clip",
+    "mono_mix": "_clip",
     "load_spec": "_renderer",
     "load_timeline": "_renderer",
     "render_clip": "_renderer",
@@ -171,12 +179,14 @@ __all__ = [
     "FADE_S",
     "FADE_THRESHOLD_DB",
     "HIGHPASS_HZ",
+    "LATEST_RENDER_RECIPE",
     "LOUDNESS_THRESHOLD_DB",
     "MARGIN_S",
     "MAX_PASSES",
     "MIN_CONTENT_S",
     "MIN_PEAK_DB",
     "ORIG_SUFFIX",
+    "RENDER_RECIPES",
     "SEARCH_ZONE_S",
     "SKIP_AFTER_CONTENT_S",
     "TAIL_S",
@@ -202,6 +212,7 @@ __all__ = [
     "block_rms",
     "content_end",
     "cutoff_block",
+    "decode_channels",
     "fade_gain",
     "find_clips",
     "highpass_6k",
@@ -210,6 +221,7 @@ __all__ = [
     "load_tail_pair",
     "load_timeline",
     "locate_cutoff",
+    "mono_mix",
     "plot_tail_pair",
     "render_clip",
     "repair_clip",

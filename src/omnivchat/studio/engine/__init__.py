@@ -23,6 +23,8 @@ from omnivchat.studio.engine._counts import CountsError, instance_counts, parse_
 from omnivchat.studio.engine._merge import BenchMergeError, BenchMergeSummary, merge_benches
 from omnivchat.studio.engine._pipeline import BUDGET_KINDS, Budgets, Job, Result, Synthesis, effective_budgets
 from omnivchat.studio.engine._run import (
+    MANIFEST,
+    STUDIO_DIR,
     StudioError,
     StudioManifest,
     Summary,
@@ -55,8 +57,10 @@ __all__ = [
     "BUDGET_KINDS",
     "CALLS_FILE",
     "DIRECTOR_ANSWERS",
+    "MANIFEST",
     "MULTI_TURN_MODULES",
     "SINGLE_TURN_MODULES",
+    "STUDIO_DIR",
     "AgentCallError",
     "AgentCalls",
     "Agents",

@@ -328,6 +328,7 @@ def _synthesize(
         jobs = [job for job in jobs if part.holds(job.id)]
     summary = Summary()
     started = time.monotonic()
+    _preload_signal_processing()
     todo = []
     for job in jobs:
         if _trace_path(output, job.id).is_file() and _check_delivered(output, job.id, summary):
@@ -346,7 +347,10 @@ def _synthesize(
 
     pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
     try:
-        futures = {pool.submit(one, job): job for job in todo}
+        # Multi-turn instances first (stable otherwise): the longest ones start early, so the pool's last
+        # minutes are not one long dialogue on one worker while the others are idle. The bench keeps plan order.
+        ordered = sorted(todo, key=lambda job: job.config.turns != "multi")
+        futures = {pool.submit(one, job): job for job in ordered}
         collected: set[Future[tuple[Result, int]]] = set()
         try:
             for future in as_completed(futures):
@@ -373,6 +377,18 @@ def _synthesize(
     summary.bench = write_bench(output, manifest, [job.id for job in jobs])
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _preload_signal_processing() -> None:
+    """Import scipy.signal (about 1 s; the tail repair of the first clip delivered needs it) on a thread of its
+    own while the first instances start, which wait on their renders more than on this process's CPU."""
+    import threading
+
+    def load() -> None:
+        with contextlib.suppress(ImportError):
+            import scipy.signal  # noqa: F401
+
+    threading.Thread(target=load, name="omnivchat-preload", daemon=True).start()
 
 
 GRACE_S = 3.0

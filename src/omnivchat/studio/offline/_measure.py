@@ -242,9 +242,13 @@ def _analyse_audio(path: Path, info: MediaInfo) -> _Audio:
     if not info.has_audio:
         return _Audio(present=False)
     from omnivchat.media import extract_audio_with_rate
-    from omnivchat.synth import content_end, tail_scores
+    from omnivchat.synth import content_end, decode_channels, mono_mix, tail_scores
 
-    samples, sr = extract_audio_with_rate(path, sr=None)
+    if info.channels == 1:  # decoded once for this Reviewer and the tail repair of the clip delivered
+        decoded = decode_channels(path)
+        samples, sr = mono_mix(decoded.samples), decoded.sr
+    else:  # several channels: FFmpeg's downmix, as before (mono_mix is the channels' mean)
+        samples, sr = extract_audio_with_rate(path, sr=None)
     samples = samples.astype(np.float32, copy=False)
     n = samples.size
     audio = _Audio(present=True, samples=samples, sr=sr, duration=n / sr if sr else 0.0)

@@ -20,13 +20,22 @@ DEFECTS = ("colour", "no_audio", "truncated")
 
 class OfflineRenderer:
     """Renders a script's procedural scene; the references of a multi-turn prompt must exist (the procedural
-    scene already carries the continuity a video generator would take from them)."""
+    scene already carries the continuity a video generator would take from them).
 
-    def __init__(self, *, defect_rate: float = 0.0) -> None:
+    ``recipe``: how clips are encoded (:data:`omnivchat.synth.RENDER_RECIPES`; None: the latest). It is part of the
+    renderer's name, so a bench's manifest records it and a synthesis resumes with the recipe it began with."""
+
+    def __init__(self, *, defect_rate: float = 0.0, recipe: int | None = None) -> None:
+        from omnivchat.synth import LATEST_RENDER_RECIPE, RENDER_RECIPES
+
         if not 0.0 <= defect_rate <= 1.0:
             raise ValueError(f"defect_rate must be within [0, 1], got {defect_rate}")
+        self.recipe = LATEST_RENDER_RECIPE if recipe is None else recipe
+        if self.recipe not in RENDER_RECIPES:
+            raise ValueError(f"unknown render recipe {recipe!r} (known: {', '.join(map(str, RENDER_RECIPES))})")
         self.defect_rate = defect_rate
-        self.name = f"offline-renderer/1 defects={defect_rate:g}"
+        # recipe 1 keeps the name it had before recipes existed: the benches it made resume unchanged
+        self.name = f"offline-renderer/1 defects={defect_rate:g}" + (f" recipe={self.recipe}" * (self.recipe != 1))
 
     def render(self, request: RenderRequest) -> Clip:
         from omnivchat._canonical import sha256_file
@@ -48,7 +57,7 @@ class OfflineRenderer:
             scene["objects"][0]["color"] = _another_colour(scene["objects"][0].get("color"), rng)
         out = request.out_path
         try:
-            render_clip(scene, out)
+            render_clip(scene, out, recipe=self.recipe)
         except MediaKilled:  # says nothing of the script: the instance stops, resumable
             raise
         except MediaError as err:  # the script cannot be staged as written (speech past its end...): rewrite it
@@ -59,7 +68,7 @@ class OfflineRenderer:
         return Clip(
             path=out.name,
             sha256=sha256_file(out),
-            duration_s=round(probe(out).duration, 3),
+            duration_s=round(probe(out, energy=False).duration, 3),  # headers: the Reviewer decodes it
             seed=request.seed,
             cost_usd=0.0,  # rendered here: free
             notes={"injected_defect": defect} if defect else {},
