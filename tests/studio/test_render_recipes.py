@@ -1,7 +1,7 @@
 """Render recipes (issue 37.2): a new synthesis encodes with the latest recipe and records it in its manifest; a
 synthesis begun with recipe 1 resumes with recipe 1 (its clips and its manifest unchanged); the two recipes give
-different bytes under different cache keys and the same pictures (PSNR) and sound; a clip's audio is decoded once
-for the Reviewer and the tail repair of the same bytes."""
+different bytes under different cache keys, pictures within 35 dB PSNR and the same sound; a clip's audio is
+decoded once for the Reviewer and the tail repair of the same bytes."""
 
 from __future__ import annotations
 
@@ -59,10 +59,7 @@ def test_the_two_recipes_differ_in_bytes_and_cache_not_in_picture_or_sound(tmp_p
     assert _psnr(one.path, two.path) >= 35.0
     a1, sr = media.extract_audio_with_rate(one.path, sr=None)
     a2, _ = media.extract_audio_with_rate(two.path, sr=None)
-    assert a1.size == a2.size and sr == 44_100
-    noise = float(np.sqrt(np.mean((a1 - a2) ** 2)))
-    signal = float(np.sqrt(np.mean(a1**2)))
-    assert 20 * np.log10(signal / noise) >= 20.0  # the AAC coders differ by far less than the speech
+    assert sr == 44_100 and np.array_equal(a1, a2)  # the same audio: what an ASR hears cannot change
     with pytest.raises(media.MediaError, match=r"r9\.mp4: unknown render recipe 9"):
         synth.render_clip(SPEC, tmp_path / "r9.mp4", recipe=9)
 
@@ -120,7 +117,7 @@ def test_a_clips_audio_is_decoded_once_for_the_same_bytes(tmp_path: Path, monkey
     assert decoded == [clip, other]
     broken = tmp_path / "broken.mp4"
     broken.write_bytes(b"not a clip")
-    with pytest.raises(media.MediaError, match="broken.mp4"):
+    with pytest.raises(media.MediaError, match=r"broken\.mp4"):
         synth.decode_channels(broken)
-    with pytest.raises(media.MediaError, match="missing.mp4"):
+    with pytest.raises(media.MediaError, match=r"missing\.mp4"):
         synth.decode_channels(tmp_path / "missing.mp4")
