@@ -515,7 +515,12 @@ def render_clip(
         raise MediaError(f"{out}: {exc}") from None
     spec_path, timeline_path = sidecar_paths(out)
     spec_json = scene.model_dump(mode="json")
-    identity = {"spec": spec_json, "renderer": RENDERER_VERSION, "encoder": encoder_version(), "tts": _tts_version()}
+    identity: dict[str, Any] = {
+        "spec": spec_json,
+        "renderer": RENDERER_VERSION,
+        "encoder": encoder_version(),
+        "tts": _tts_version(),
+    }
     if recipe != 1:  # recipe 1's clips keep the cache keys they had before recipes existed
         identity["recipe"] = recipe
     key = hashlib.sha256(
