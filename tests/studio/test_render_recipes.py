@@ -121,3 +121,18 @@ def test_a_clips_audio_is_decoded_once_for_the_same_bytes(tmp_path: Path, monkey
         synth.decode_channels(broken)
     with pytest.raises(media.MediaError, match=r"missing\.mp4"):
         synth.decode_channels(tmp_path / "missing.mp4")
+
+
+def test_a_manifest_naming_an_unknown_recipe_is_one_line_and_untouched(tmp_path: Path) -> None:
+    out = tmp_path / "bench"
+    _run(out)
+    manifest = out / STUDIO_DIR / MANIFEST
+    data = json.loads(manifest.read_text())
+    data["agents"]["renderer"] = "offline-renderer/1 defects=0 recipe=99"
+    manifest.write_text(json.dumps(data))
+    before = manifest.read_bytes()
+    args = ["studio", "run", "--config", "AOR", "--n", "1", "-o", str(out), "--backend", "offline", "--no-progress"]
+    result = runner.invoke(app, args)
+    assert result.exit_code != 0
+    assert "render recipe 99" in result.output and "Traceback" not in result.output
+    assert manifest.read_bytes() == before

@@ -63,7 +63,16 @@ def _recorded_recipe(output: Path | None) -> int | None:
     if not isinstance(name, str) or not name.startswith("offline-renderer/"):
         return None
     found = re.search(r" recipe=(\d+)$", name)
-    return int(found.group(1)) if found else 1
+    recipe = int(found.group(1)) if found else 1
+    from omnivchat.synth import RENDER_RECIPES
+
+    if recipe not in RENDER_RECIPES:
+        raise StudioError(
+            f"{output / STUDIO_DIR / MANIFEST}: made with render recipe {recipe}, which this omnivchat does not know "
+            f"(it knows {', '.join(map(str, RENDER_RECIPES))}): resume it with the omnivchat that began it, or "
+            "choose a new directory"
+        )
+    return recipe
 
 
 def _check_offline(configs: Sequence[SubcategoryConfig]) -> None:
