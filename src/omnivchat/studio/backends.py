@@ -48,19 +48,20 @@ def _recorded_recipe(output: Path | None) -> int | None:
 
     A Renderer name without ``recipe=`` is recipe 1's (named before recipes existed). Whatever else the manifest
     says is for ``studio_run`` to check against the rerun's settings."""
-    import json
     import re
 
-    from omnivchat.studio.engine import MANIFEST, STUDIO_DIR
+    from pydantic import ValidationError
+
+    from omnivchat.studio.engine import MANIFEST, STUDIO_DIR, StudioManifest
 
     if output is None:
         return None
     try:
-        recorded = json.loads((output / STUDIO_DIR / MANIFEST).read_text(encoding="utf-8"))
-        name = recorded["agents"]["renderer"]
-    except (OSError, ValueError, KeyError, TypeError):
+        recorded = StudioManifest.model_validate_json((output / STUDIO_DIR / MANIFEST).read_bytes())
+    except (OSError, ValidationError):
         return None  # no manifest (a new synthesis) or not one: studio_run says what is wrong with it
-    if not isinstance(name, str) or not name.startswith("offline-renderer/"):
+    name = recorded.agents.get("renderer", "")
+    if not name.startswith("offline-renderer/"):
         return None
     found = re.search(r" recipe=(\d+)$", name)
     recipe = int(found.group(1)) if found else 1

@@ -127,11 +127,11 @@ def decode_channels(path: Path) -> _Decoded:
     few clips decoded are remembered by their bytes' sha256, so one clip is decoded once where several steps
     read it (the Studio's Reviewer, then the tail repair of the same clip copied into the bench).
     """
-    from omnivchat._canonical import sha256_file
+    from omnivchat.media import content_hash
 
     try:
-        digest = sha256_file(path)
-    except OSError:
+        digest = content_hash(path)  # memoised by the file's identity, as the media cache's keys are
+    except MediaError:
         return _decode_channels(path)  # it says what is wrong with the file
     with _decoded_lock:
         known = _decoded.get(digest)
