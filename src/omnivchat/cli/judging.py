@@ -217,7 +217,18 @@ def score_run(
 @judges_app.command("agree")
 def agree_command(
     run_dir: Annotated[Path, typer.Argument(help="Run directory graded by several judges.")],
-    judges: Annotated[str, typer.Option("--judges", help="Judge names to compare, comma-separated (at least two).")],
+    judges: Annotated[
+        str,
+        typer.Option("--judges", help="Judge names to compare, comma-separated (two or more; one with --human)."),
+    ],
+    human: Annotated[
+        Path | None,
+        typer.Option(
+            "--human",
+            help="Human verdicts, a .csv or .jsonl of rater,instance,criterion,met[,reply,note]: each judge's and "
+            "the panel's agreement with people per tier (docs/judges-vs-people.md).",
+        ),
+    ] = None,
     bench: Annotated[Path | None, typer.Option("--bench", help="Bench directory (default: the run's own).")] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="JSON file (default RUN_DIR/agreement.json).")
@@ -227,23 +238,52 @@ def agree_command(
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
 ) -> None:
     """Table 2 of the paper for any judges on the same replies: per-judge scores, pairwise agreement and kappa,
-    Krippendorff's alpha, bootstrap SD, repeat-run variation, variance shares and profile correlations."""
+    Krippendorff's alpha, bootstrap SD, repeat-run variation, variance shares and profile correlations.
+
+    With --human LABELS, also each judge and the panel (per-criterion majority of the judges) against people, per
+    tier: accuracy, Cohen's kappa, false-miss and false-accept rates with 95% intervals, and the raters' agreement
+    with each other. A label on a reply other than the run's (its reply column differs) is left out and counted."""
     from omnivchat._files import check_output_file, write_text_atomic
-    from omnivchat.benchmarks.native import collect_judgments, run_bench
-    from omnivchat.judges import agreement_report, render_agreement
+    from omnivchat.benchmarks.native import collect_judgments, judged_replies, run_bench
+    from omnivchat.judges import (
+        HumanLabelsError,
+        agreement_report,
+        human_agreement,
+        labels_sha256,
+        read_human_labels,
+        render_agreement,
+        render_human_agreement,
+    )
 
     if output is not None:  # the default, RUN_DIR/agreement.json, is this command's own file: it is replaced
-        check_output_file(output, inputs=[bench], force=force)
+        check_output_file(output, inputs=[bench, human], force=force)
     names = [n.strip() for n in judges.split(",") if n.strip()]
-    if len(names) < 2:
-        raise fail("--judges needs at least two judge names")
+    if len(names) < (1 if human is not None else 2):
+        raise fail("--judges needs at least two judge names (one is enough with --human)")
     try:
+        labels = read_human_labels(human) if human is not None else None
         the_bench = run_bench(run_dir, bench)
-        report = agreement_report(collect_judgments(run_dir, the_bench, names), names, n_resamples=resamples, seed=seed)
-    except ValueError as err:  # statistics over too few items: say so in one line
+        judgments = collect_judgments(run_dir, the_bench, names)
+        report = agreement_report(judgments, names, n_resamples=resamples, seed=seed)
+        if human is not None and labels is not None:
+            people = human_agreement(
+                judgments,
+                labels,
+                names,
+                replies=judged_replies(run_dir),
+                labels_file=str(human),
+                labels_digest=labels_sha256(human),
+                n_resamples=resamples,
+                seed=seed,
+            )
+            report = report.model_copy(update={"human": people})
+    except (ValueError, HumanLabelsError) as err:  # too few items, a label that names nothing: one line
         raise fail(str(err)) from None
     for table in render_agreement(report):
         console.print(table)
+    if report.human is not None:
+        for table in render_human_agreement(report.human):
+            console.print(table)
     path = write_text_atomic(output or run_dir / "agreement.json", report.model_dump_json(indent=2) + "\n")
     console.print(f"wrote {path}")
 

@@ -55,6 +55,8 @@ __all__ = [
     "BenchmarkScores",
     "CalibrationError",
     "Director",
+    "HumanAgreement",
+    "HumanLabelsError",
     "ItemResult",
     "Job",
     "JudgePrompts",
@@ -80,15 +82,19 @@ __all__ = [
     "estimate_jobs",
     "has_table1",
     "hits_schema",
+    "human_agreement",
     "judge_key",
     "judge_route",
+    "labels_sha256",
     "load_judges",
     "parse_verdict",
     "perturb",
+    "read_human_labels",
     "read_scores",
     "read_table1_scores",
     "record_result",
     "render_agreement",
+    "render_human_agreement",
     "response_format",
     "rubric_request",
     "rule_style_verdict",
@@ -106,6 +112,14 @@ __all__ = [
 
 # The agreement study needs scipy (seconds to import): loaded when first used, not with every judge.
 _AGREEMENT = ("TABLE2_CATEGORIES", "AgreementReport", "Judgment", "agreement_report", "render_agreement")
+_HUMAN = (
+    "HumanAgreement",
+    "HumanLabelsError",
+    "human_agreement",
+    "labels_sha256",
+    "read_human_labels",
+    "render_human_agreement",
+)
 if TYPE_CHECKING:
     from omnivchat.judges._agreement import (
         TABLE2_CATEGORIES,
@@ -114,13 +128,21 @@ if TYPE_CHECKING:
         agreement_report,
         render_agreement,
     )
+    from omnivchat.judges._human import (
+        HumanAgreement,
+        HumanLabelsError,
+        human_agreement,
+        labels_sha256,
+        read_human_labels,
+        render_human_agreement,
+    )
 
 
 def __getattr__(name: str) -> object:
-    if name in _AGREEMENT:
-        from omnivchat.judges import _agreement
+    if name in _AGREEMENT or name in _HUMAN:
+        from omnivchat.judges import _agreement, _human
 
-        value = getattr(_agreement, name)
+        value = getattr(_agreement if name in _AGREEMENT else _human, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'omnivchat.judges' has no attribute {name!r}")

@@ -25,6 +25,7 @@ from omnivchat.benchmarks.native._judging import (
     estimate_judging,
     judge_run,
     judge_run_async,
+    judged_replies,
     panel_hits_majority,
     run_bench,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "item_records",
     "judge_run",
     "judge_run_async",
+    "judged_replies",
     "load_manifest",
     "native_scores",
     "panel_hits_majority",

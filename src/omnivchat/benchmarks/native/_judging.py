@@ -482,6 +482,13 @@ def collect_scores(
     return scores
 
 
+def judged_replies(run_dir: str | Path) -> dict[str, str]:
+    """Item id -> the run's reply, for the replies judges grade (a failed request or an empty reply has none)."""
+    with RunStore(Path(run_dir) / STORE_FILE, read_only=True) as store:
+        replies = candidate_replies(store)
+    return {item_id: reply for item_id, reply in replies.items() if reply and not is_empty_reply(reply)}
+
+
 def collect_judgments(run_dir: str | Path, bench: Bench, judges: list[str]) -> list[Any]:
     """Every stored rubric verdict of ``judges`` on the run's non-empty replies, as agreement-study input.
 
