@@ -48,7 +48,7 @@ from rich.table import Table
 from scipy import stats
 
 from omnivchat.bench import resolve_subcategory
-from omnivchat.judges._decisions import _alpha, _kappa, cohen_kappa, krippendorff_alpha
+from omnivchat.judges._decisions import Judgment, _alpha, _kappa, cohen_kappa, krippendorff_alpha
 from omnivchat.judges._human import HumanAgreement
 from omnivchat.scoring import correlation, rubric_score
 
@@ -72,32 +72,6 @@ __all__ = [
 
 TABLE2_CATEGORIES: tuple[str, ...] = ("AH", "ER", "MSA", "MEA", "DSLP")
 """Ability-category columns of Table 2, in the paper's order."""
-
-
-@dataclass(frozen=True)
-class Judgment:
-    """One judge's verdict on one reply (Appendix D.3).
-
-    ``tiers[k-1]`` is the tier of criterion k in rubric order; ``hits`` holds the 1-based numbers of the criteria
-    the judge found met, or None when the verdict was unusable (the reply is then unscored for this judge, never
-    read as 0). ``repeat`` numbers repeated gradings of the same replies by the same judge (0 is the main run).
-    """
-
-    item_id: str
-    subcategory: str
-    judge: str
-    tiers: tuple[int, ...]
-    hits: frozenset[int] | None
-    repeat: int = 0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "tiers", tuple(int(t) for t in self.tiers))
-        if self.hits is not None:
-            object.__setattr__(self, "hits", frozenset(int(h) for h in self.hits))
-        if self.repeat < 0:
-            raise ValueError(f"repeat must be >= 0, got {self.repeat}")
-        # Validates tiers and hits the way Eq. 1 does (negative tier, no point-bearing criterion, hit out of range).
-        rubric_score(self.tiers, self.hits or ())
 
 
 def points(tiers: Sequence[int], hits: Iterable[int]) -> tuple[int, int]:

@@ -1,16 +1,46 @@
-"""Agreement of two or more raters (judges, people) on binary criterion decisions: Cohen's kappa and
-Krippendorff's alpha (Appendix D.3), shared by the judge agreement study and the comparison with people."""
+"""One judge's verdict on a reply (:class:`Judgment`) and the agreement of raters (judges, people) on binary
+criterion decisions: Cohen's kappa and Krippendorff's alpha (Appendix D.3), shared by the judge agreement study
+and the comparison with people."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import krippendorff
 import numpy as np
 from scipy.stats.contingency import crosstab
 
-__all__ = ["cohen_kappa", "krippendorff_alpha"]
+from omnivchat.scoring import rubric_score
+
+__all__ = ["Judgment", "cohen_kappa", "krippendorff_alpha"]
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One judge's verdict on one reply (Appendix D.3).
+
+    ``tiers[k-1]`` is the tier of criterion k in rubric order; ``hits`` holds the 1-based numbers of the criteria
+    the judge found met, or None when the verdict was unusable (the reply is then unscored for this judge, never
+    read as 0). ``repeat`` numbers repeated gradings of the same replies by the same judge (0 is the main run).
+    """
+
+    item_id: str
+    subcategory: str
+    judge: str
+    tiers: tuple[int, ...]
+    hits: frozenset[int] | None
+    repeat: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tiers", tuple(int(t) for t in self.tiers))
+        if self.hits is not None:
+            object.__setattr__(self, "hits", frozenset(int(h) for h in self.hits))
+        if self.repeat < 0:
+            raise ValueError(f"repeat must be >= 0, got {self.repeat}")
+        # Validates tiers and hits the way Eq. 1 does (negative tier, no point-bearing criterion, hit out of range).
+        rubric_score(self.tiers, self.hits or ())
 
 
 def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:

@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -45,10 +45,7 @@ from rich.table import Table
 
 from omnivchat.errors import OmnivchatError
 from omnivchat.judges._calibration import wilson
-from omnivchat.judges._decisions import _alpha, _kappa
-
-if TYPE_CHECKING:
-    from omnivchat.judges._agreement import Judgment
+from omnivchat.judges._decisions import Judgment, _alpha, _kappa
 
 __all__ = [
     "HumanAgreement",
