@@ -546,6 +546,71 @@ def _agreement(run: ScoredRun) -> dict[str, Any]:
         "pairs": pairs,
         "repeats": repeats,
         "summary": summary,
+        "human": None if r.human is None else _human(r.human, f),
+    }
+
+
+def _human(h: Any, f: InputFile) -> dict[str, Any]:
+    """The judges-against-people tables of an agreement study (``judges agree --human``), every cell traced."""
+
+    def share(p: Any, note: str | None, key: str) -> Cell:
+        if p.rate is None:
+            return _stat_cell(None, note, f, key)
+        return Cell(
+            f"{100 * p.rate:.1f}% [{100 * p.low:.0f}, {100 * p.high:.0f}] ({p.k}/{p.n})",
+            f"{_src(f)} → {key} = {p.rate!r}, Wilson 95% [{p.low!r}, {p.high!r}]",
+            "num",
+        )
+
+    rows = []
+    for k, row in enumerate(h.rows):
+        key = f"human.rows[{k}]"
+        kappa = _stat_cell(row.kappa, row.notes.get("kappa"), f, f"{key}.kappa")
+        if row.kappa is not None:
+            span = row.kappa_interval
+            no_span = row.notes.get("kappa_interval", "n/a")
+            shown = " (no interval)" if span is None else f" [{span[0]:.2f}, {span[1]:.2f}]"
+            why = f"; no interval: {no_span}" if span is None else f", 95% bootstrap [{span[0]!r}, {span[1]!r}]"
+            kappa = Cell(kappa.text + shown, kappa.title + why, "num")
+        rows.append(
+            {
+                "judge": row.judge,
+                "tier": row.tier,
+                "cells": [
+                    num(row.n_decisions, f, f"{key}.n_decisions"),
+                    share(row.accuracy, row.notes.get("accuracy"), f"{key}.accuracy"),
+                    kappa,
+                    share(row.false_miss_rate, row.notes.get("false_miss_rate"), f"{key}.false_miss_rate"),
+                    share(row.false_accept_rate, row.notes.get("false_accept_rate"), f"{key}.false_accept_rate"),
+                    num(row.n_unscored, f, f"{key}.n_unscored"),
+                    num(row.n_not_graded, f, f"{key}.n_not_graded"),
+                ],
+            }
+        )
+    pairs = [
+        {
+            "a": p.rater_a,
+            "b": p.rater_b,
+            "cells": [
+                num(p.n_decisions, f, f"human.rater_pairs[{k}].n_decisions"),
+                share(p.agreement, None, f"human.rater_pairs[{k}].agreement"),
+                _stat_cell(p.kappa, p.notes.get("kappa"), f, f"human.rater_pairs[{k}].kappa"),
+            ],
+        }
+        for k, p in enumerate(h.rater_pairs)
+    ]
+    return {
+        "labels_file": h.labels_file,
+        "labels_sha256": h.labels_sha256[:12],
+        "raters": ", ".join(h.raters),
+        "n_raters": len(h.raters),
+        "n_labels": h.n_labels,
+        "n_units": h.n_units,
+        "left_out": f"{h.n_stale} stale (another reply), {h.n_no_reply} without a reply, {h.n_ties} tied",
+        "panel": ", ".join(h.panel),
+        "rows": rows,
+        "pairs": pairs,
+        "alpha": _stat_cell(h.rater_alpha, h.notes.get("rater_alpha"), f, "human.rater_alpha"),
     }
 
 

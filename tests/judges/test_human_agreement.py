@@ -1,0 +1,304 @@
+"""Judges against people (`judges agree RUN --human LABELS`): the labels file, the figures, the command, the report."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from omnivchat.cli import app
+from omnivchat.judges import (
+    HumanLabelsError,
+    Judgment,
+    human_agreement,
+    read_human_labels,
+    render_human_agreement,
+    wilson,
+)
+from omnivchat.judges._decisions import cohen_kappa, krippendorff_alpha
+from omnivchat.judges._human import HumanLabel
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_LABELS = ROOT / "examples" / "labels" / "example-bench.csv"
+EXAMPLE_MODEL = "sim:custom?video=0.5&audio=0.6&seed=1"  # the run the example labels were made on (their header)
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def label(rater: str, item: str, criterion: int, met: bool, reply: str | None = None) -> HumanLabel:
+    return HumanLabel(rater, item, criterion, met, reply, where=f"labels.csv:{criterion}")
+
+
+def judgment(judge: str, item: str, hits: set[int] | None, tiers=(0, 1, 1, 2)) -> Judgment:
+    return Judgment(item_id=item, subcategory="SVMR", judge=judge, tiers=tiers, hits=hits)
+
+
+def figures(judgments, labels, judges, replies=None, **kw):
+    replies = replies if replies is not None else {j.item_id: "a reply" for j in judgments}
+    return human_agreement(
+        judgments, labels, judges, replies=replies, labels_file="l.csv", labels_digest="0" * 64, **kw
+    )
+
+
+def row(report, judge, tier="all"):
+    (found,) = [r for r in report.rows if r.judge == judge and r.tier == tier]
+    return found
+
+
+# --- reading the file -------------------------------------------------------------------------------------------
+
+
+def test_csv_with_notes_and_jsonl_read_alike(tmp_path):
+    text = '# labelled by hand\n\nrater,instance,criterion,met,reply,note\nr1,a,1,1,"Yes, on the right.",ok\n'
+    text += "r1,a,2,no,,\nr2 , a ,3, Met ,,\n"
+    labels = read_human_labels(write(tmp_path, "l.csv", text))
+    assert [(x.rater, x.item_id, x.criterion, x.met, x.reply) for x in labels] == [
+        ("r1", "a", 1, True, "Yes, on the right."),
+        ("r1", "a", 2, False, None),
+        ("r2", "a", 3, True, None),
+    ]
+    assert labels[0].where.endswith("l.csv:4") and labels[2].where.endswith("l.csv:6")
+    jsonl = '{"rater": "r1", "instance": "a", "criterion": 1, "met": true, "reply": "Yes, on the right."}\n\n'
+    jsonl += '{"rater": "r1", "instance": "a", "criterion": 2, "met": 0}\n'
+    again = read_human_labels(write(tmp_path, "l.jsonl", jsonl))
+    assert [(x.criterion, x.met, x.reply) for x in again] == [(1, True, "Yes, on the right."), (2, False, None)]
+    assert again[1].where.endswith("l.jsonl:3")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("l.txt", "rater,instance,criterion,met\n", "a .csv or .jsonl file"),
+        ("l.csv", "", "no header line"),
+        ("l.csv", "rater,instance,criterion,met\n", "no label in the file"),
+        ("l.csv", "rater,instance,criterion,met\nr,a,1,maybe\n", "l.csv:2: met must be 1 or 0"),
+        ("l.csv", "rater,instance,criterion,met\nr,a,0,1\n", "l.csv:2: criterion numbers start at 1"),
+        ("l.csv", "rater,instance,criterion,met\nr,a,two,1\n", "l.csv:2: criterion must be a whole number"),
+        ("l.csv", "rater,instance,criterion,met\nr,a,1.5,1\n", "l.csv:2: criterion must be a whole number"),
+        ("l.csv", "rater,instance,criteria,met\nr,a,1,1\n", "l.csv:2: unknown field(s) 'criteria'"),
+        ("l.csv", "rater,instance,criterion,met\n,a,1,1\n", "l.csv:2: no rater"),
+        ("l.csv", "rater,instance,criterion,met\nr,a,1,1,extra\n", "l.csv:2: more fields than the header"),
+        ("l.csv", "rater,instance,instance,met\nr,a,b,1\n", "a column is named twice"),
+        ("l.csv", 'rater,instance,criterion,met\nr,a,1,1\nr,"a\n', "l.csv:"),
+        ("l.csv", "# n\nrater,instance,criterion,met\nr,a,1,1\nr,a,1,0\n", "l.csv:4: rater 'r' labels criterion 1"),
+        ("l.jsonl", '{"rater": "r", "instance": "a", "criterion": 1, "met": 1}\n{"rater"\n', "l.jsonl:2: not JSON"),
+        ("l.jsonl", "[1, 2]\n", "l.jsonl:1: a label is a JSON object"),
+        ("l.jsonl", '{"rater": "r", "instance": "a", "criterion": true, "met": 1}\n', "whole number"),
+        ("l.jsonl", '{"rater": "r", "instance": "a", "criterion": 1, "met": 1, "reply": 3}\n', "reply must be text"),
+    ],
+)
+def test_a_broken_labels_file_is_one_error_naming_file_and_line(tmp_path, name, text, message):
+    with pytest.raises(HumanLabelsError) as err:
+        read_human_labels(write(tmp_path, name, text))
+    assert message in str(err.value)
+
+
+def test_a_duplicate_names_both_lines_and_missing_or_binary_files_are_named(tmp_path):
+    path = write(tmp_path, "l.csv", "rater,instance,criterion,met\nr,a,1,1\nr,b,1,1\nr,a,1,0\n")
+    with pytest.raises(HumanLabelsError, match=r"l\.csv:4: .* again \(first at .*l\.csv:2\)"):
+        read_human_labels(path)
+    with pytest.raises(HumanLabelsError, match="no such file"):
+        read_human_labels(tmp_path / "absent.csv")
+    (tmp_path / "bin.csv").write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(HumanLabelsError, match="cannot be read as UTF-8"):
+        read_human_labels(tmp_path / "bin.csv")
+
+
+# --- the figures ------------------------------------------------------------------------------------------------
+
+
+def test_counts_rates_and_kappa_against_a_hand_count():
+    # people (one rater) on two replies: x met {1, 2, 3}, y met {1}; criterion 4 of both not met
+    labels = [label("p", i, c, c in met) for i, met in (("x", {1, 2, 3}), ("y", {1})) for c in (1, 2, 3, 4)]
+    # judge J: x {1, 2, 4} (a false accept on 4, a false miss on 3); y {1, 2} (a false accept on 2)
+    judgments = [judgment("J", "x", {1, 2, 4}), judgment("J", "y", {1, 2})]
+    report = figures(judgments, labels, ["J"], n_resamples=200)
+    r = row(report, "J")
+    assert (r.met_both, r.false_accepts, r.false_misses, r.unmet_both) == (3, 2, 1, 2)
+    assert (r.n_decisions, r.n_items, r.n_unscored, r.n_not_graded) == (8, 2, 0, 0)
+    assert r.accuracy.model_dump() == wilson(5, 8)
+    assert r.false_miss_rate.model_dump() == wilson(1, 4) and r.false_accept_rate.model_dump() == wilson(2, 4)
+    people = [1, 1, 1, 0, 1, 0, 0, 0]
+    judge = [1, 1, 0, 1, 1, 1, 0, 0]
+    assert r.kappa == pytest.approx(cohen_kappa(people, judge))
+    # per tier: tier 1 holds criteria 2 and 3 of both replies
+    t1 = row(report, "J", "1")
+    assert (t1.met_both, t1.false_accepts, t1.false_misses, t1.unmet_both) == (1, 1, 1, 1)
+    assert [x.tier for x in report.rows] == ["all", "0 (gate)", "1", "2"]
+    assert report.panel == [] and "one judge" in report.notes["panel"]
+    assert report.n_units == 8 and report.raters == ["p"]
+
+
+def test_an_unusable_verdict_is_unscored_and_never_a_miss_and_the_panel_needs_every_judge():
+    labels = [label("p", i, c, True) for i in ("x", "y", "z") for c in (1, 2, 3, 4)]
+    judgments = [
+        judgment("A", "x", {1, 2, 3, 4}),
+        judgment("B", "x", {1, 2}),
+        judgment("C", "x", {1, 3}),
+        judgment("A", "y", {1, 2, 3, 4}),
+        judgment("B", "y", None),  # did not parse
+        judgment("C", "y", {1}),
+        judgment("A", "z", {1}),
+        judgment("B", "z", {1}),  # C never graded z
+    ]
+    report = figures(judgments, labels, ["A", "B", "C"], n_resamples=100)
+    b = row(report, "B")
+    assert (b.n_decisions, b.n_unscored, b.n_not_graded) == (8, 4, 0)
+    assert b.false_misses == 5  # x misses 3 and 4, z misses 2, 3 and 4; y counts as unscored, not as 4 misses
+    c = row(report, "C")
+    assert (c.n_decisions, c.n_unscored, c.n_not_graded) == (8, 0, 4)
+    panel = row(report, "panel")
+    assert report.panel == ["A", "B", "C"]
+    # only x has a usable verdict from every judge: majority of {1234}, {12}, {13} is {1, 2, 3}
+    assert (panel.n_decisions, panel.n_unscored, panel.n_not_graded) == (4, 4, 4)
+    assert (panel.met_both, panel.false_misses) == (3, 1)
+    assert "false_accept_rate" in panel.notes  # people found every criterion met: no false accept to count
+
+
+def test_stale_labels_ties_and_replies_the_run_lacks_are_left_out_and_counted():
+    labels = [
+        label("p1", "x", 1, True, reply="the reply"),
+        label("p2", "x", 1, True, reply="  the reply \n"),  # the same text, other whitespace
+        label("p1", "x", 2, True, reply="an older reply"),  # stale
+        label("p1", "x", 3, True),
+        label("p2", "x", 3, False),  # a tie on x/3
+        label("p1", "gone", 1, True),  # the run has no reply for it
+    ]
+    report = figures([judgment("J", "x", {1, 3})], labels, ["J"], replies={"x": "the reply"}, n_resamples=50)
+    assert (report.n_labels, report.n_stale, report.n_no_reply, report.n_ties, report.n_units) == (6, 1, 1, 1, 1)
+    (pair,) = report.rater_pairs
+    assert (pair.rater_a, pair.rater_b, pair.n_decisions) == ("p1", "p2", 2)
+    assert pair.agreement.k == 1 and pair.agreement.n == 2
+
+
+def test_labels_naming_what_the_run_does_not_have_are_refused_naming_the_line():
+    judgments = [judgment("J", "x", {1})]
+    with pytest.raises(ValueError, match=r"labels\.csv:7: 'x' has 4 criteria, no criterion 7"):
+        figures(judgments, [label("p", "x", 7, True)], ["J"])
+    with pytest.raises(ValueError, match="instance 'y' has no verdict from J"):
+        figures(judgments, [label("p", "y", 1, True)], ["J"], replies={"x": "r", "y": "r"})
+    with pytest.raises(ValueError, match="judge 'K' has no verdict"):
+        figures(judgments, [label("p", "x", 1, True)], ["J", "K"])
+
+
+def test_raters_agreement_is_kappa_and_alpha_of_their_labels():
+    rng = np.random.default_rng(3)
+    truth = rng.integers(0, 2, size=24)
+    flips = [rng.random(24) < p for p in (0.0, 0.15, 0.3)]
+    said = {f"r{k}": [bool(t ^ f) for t, f in zip(truth, flip, strict=True)] for k, flip in enumerate(flips)}
+    items = [f"i{n // 4}" for n in range(24)]
+    labels = [
+        label(r, items[n], n % 4 + 1, said[r][n]) for r in said for n in range(24) if not (r == "r2" and n == 5)
+    ]  # r2 skipped one criterion: alpha takes a missing value
+    judgments = [judgment("J", f"i{k}", {1}) for k in range(6)]
+    report = figures(judgments, labels, ["J"], n_resamples=50)
+    pairs = {(p.rater_a, p.rater_b): p for p in report.rater_pairs}
+    expected = cohen_kappa([int(x) for x in said["r0"]], [int(x) for x in said["r1"]])
+    assert pairs[("r0", "r1")].kappa == pytest.approx(expected) and pairs[("r0", "r2")].n_decisions == 23
+    matrix = [[float(said[r][n]) if not (r == "r2" and n == 5) else np.nan for n in range(24)] for r in said]
+    assert report.rater_alpha == pytest.approx(krippendorff_alpha(matrix))
+
+
+def test_the_kappa_interval_is_seeded_holds_the_kappa_and_is_none_when_it_cannot_spread():
+    labels = [label("p", f"i{k}", c, (k + c) % 3 == 0) for k in range(10) for c in (1, 2, 3, 4)]
+    judgments = [judgment("J", f"i{k}", {c for c in (1, 2, 3, 4) if (k * c) % 3 == 0}) for k in range(10)]
+    a = row(figures(judgments, labels, ["J"], n_resamples=300, seed=1), "J")
+    b = row(figures(judgments, labels, ["J"], n_resamples=300, seed=1), "J")
+    assert a.kappa_interval == b.kappa_interval and a.kappa_interval is not None
+    assert a.kappa_interval[0] <= a.kappa <= a.kappa_interval[1]
+    perfect = [judgment("J", f"i{k}", {c for c in (1, 2, 3, 4) if (k + c) % 3 == 0} or None) for k in range(10)]
+    p = row(figures(perfect, labels, ["J"], n_resamples=100), "J")
+    assert p.kappa == 1.0 and p.kappa_interval is None and "every resample gives 1.000" in p.notes["kappa_interval"]
+    one = row(figures(judgments[:1], labels[:4], ["J"], n_resamples=100), "J")
+    assert one.kappa_interval is None
+
+
+# --- the command and the report on the example bench -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def example_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("labelled") / "run"
+    result = runner.invoke(app, ["eval", "--bench", str(ROOT / "examples/bench"), "--model", EXAMPLE_MODEL,
+                                 "-o", str(out), "--no-progress"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_the_example_labels_against_the_rule_judge(example_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(example_run, run)
+    result = runner.invoke(app, ["judges", "agree", str(run), "--judges", "rule", "--human", str(EXAMPLE_LABELS)])
+    assert result.exit_code == 0, result.output
+    assert "Judges against people" in result.output and "Raters against each other" in result.output
+    human = json.loads((run / "agreement.json").read_text())["human"]
+    # what the file says, counted here from the file itself
+    lines = [x for x in EXAMPLE_LABELS.read_text().splitlines() if not x.startswith("#")]
+    rows = list(csv.DictReader(lines))
+    votes: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        votes.setdefault((r["instance"], r["criterion"]), []).append(r["met"])
+    ties = sum(1 for v in votes.values() if len(set(v)) == 2 and len(v) == 2)
+    assert (human["n_labels"], human["n_stale"], human["n_ties"]) == (len(rows), 0, ties)
+    assert human["n_units"] == len(votes) - ties and human["raters"] == ["rater-1", "rater-2"]
+    by = {
+        r["rater"]: {(x["instance"], x["criterion"]): x["met"] for x in rows if x["rater"] == r["rater"]} for r in rows
+    }
+    same = sum(by["rater-1"][u] == by["rater-2"][u] for u in by["rater-1"])
+    (pair,) = human["rater_pairs"]
+    assert pair["agreement"]["k"] == same and pair["agreement"]["n"] == len(by["rater-1"])
+    # the rule judge cannot decide unchecked criteria: those replies are unscored, never counted as misses
+    overall = next(r for r in human["rows"] if r["judge"] == "rule" and r["tier"] == "all")
+    assert overall["n_unscored"] > 0 and overall["n_decisions"] + overall["n_unscored"] == human["n_units"]
+    assert human["labels_sha256"] == __import__("hashlib").sha256(EXAMPLE_LABELS.read_bytes()).hexdigest()
+
+
+def test_labels_of_another_reply_are_stale_and_a_bad_file_is_one_line(example_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(example_run, run)
+    text = EXAMPLE_LABELS.read_text().replace("The taller one is the blue cup", "The taller one is the red cup", 1)
+    edited = write(tmp_path, "edited.csv", text)
+    result = runner.invoke(app, ["judges", "agree", str(run), "--judges", "rule", "--human", str(edited)])
+    assert result.exit_code == 0, result.output
+    assert json.loads((run / "agreement.json").read_text())["human"]["n_stale"] == 1
+    before = (run / "agreement.json").read_bytes()
+    bad = write(tmp_path, "bad.csv", "rater,instance,criterion,met\nr,ex-dr-en,9,1\n")
+    result = runner.invoke(app, ["judges", "agree", str(run), "--judges", "rule", "--human", str(bad)])
+    assert result.exit_code == 2 and "bad.csv:2: 'ex-dr-en' has 4 criteria, no criterion 9" in result.output
+    assert (run / "agreement.json").read_bytes() == before  # nothing already written is lost
+    alone = runner.invoke(app, ["judges", "agree", str(run), "--judges", "rule"])
+    assert alone.exit_code == 2 and "one is enough with --human" in alone.output
+
+
+def test_the_report_shows_people_beside_table_2(example_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(example_run, run)
+    assert (
+        runner.invoke(app, ["judges", "agree", str(run), "--judges", "rule", "--human", str(EXAMPLE_LABELS)]).exit_code
+        == 0
+    )
+    assert runner.invoke(app, ["score", str(run), "--panel", "rule", "--allow-incomplete"]).exit_code == 0
+    page = tmp_path / "report.html"
+    result = runner.invoke(app, ["report", str(run), "-o", str(page)])
+    assert result.exit_code == 0, result.output
+    html = page.read_text()
+    assert html.index("Judge agreement") < html.index("Judges against people")
+    assert 'class="agreement-human"' in html and 'class="agreement-raters"' in html
+    assert "human.rows[0].accuracy" in html  # every figure traced to its key in agreement.json
+
+
+def test_render_one_rater_has_no_raters_table():
+    labels = [label("p", "x", c, c < 3) for c in (1, 2, 3, 4)]
+    report = figures([judgment("J", "x", {1, 2})], labels, ["J"], n_resamples=20)
+    tables = render_human_agreement(report)
+    assert len(tables) == 1 and "One rater" in str(tables[0].caption)
