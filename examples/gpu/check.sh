@@ -10,14 +10,15 @@
 # in-video first, then separate); `eval` and the rule-judge score on the mini-bench (examples/bench); `ablate` on
 # the mini-bench (the four-condition grid, offline rule judge); `eval` and `score` on a Daily-Omni sample (fetched
 # with `omnivchat data get dailyomni` unless --dailyomni is given); an LLM `judge` of the mini-bench run (the
-# served model judges itself, or your --judges file) and its `score`. Then one screen: each step's status, wall
+# served model judges itself, or your --judges file) and its `score`; the served model and the rule judge against
+# the people of examples/labels (`judges agree --human`, on the run those labels were made on). Then one screen: each step's status, wall
 # time and headline figures, and the log of every step that failed. Exit status 0 only if every step passed.
 #
 # It stops what it started (the server's whole process group, and the step running) on exit, Ctrl-C and
 # SIGTERM, and nothing else: it refuses to start if something already answers on the port. Runs resume: run it
 # again with the same --out and completed replies are reused. Budget: meant to fit in 10 minutes on one H200 once
 # the weights are cached (an estimate, not yet measured on a GPU: the vLLM start, then 8 + 32 mini-bench requests,
-# DAILYOMNI_LIMIT=20 Daily-Omni clips and 8 verdicts at CONCURRENCY=8, MAX_TOKENS=512). Every setting below is a
+# DAILYOMNI_LIMIT=20 Daily-Omni clips and 8 + 8 verdicts at CONCURRENCY=8, MAX_TOKENS=512). Every setting below is a
 # flag or an environment variable.
 set -uo pipefail
 
@@ -137,7 +138,8 @@ json() {  # FILE EXPR: a figure from a JSON file the step wrote ('-' when absent
     "$PYTHON" - "$1" "$2" <<'EOF' 2>/dev/null || echo "-"
 import json, sys
 d = json.load(open(sys.argv[1]))
-v = eval(sys.argv[2], {}, {"d": d, "f": lambda x: "-" if x is None else f"{x:+.3f}", "p": lambda x: "-" if x is None else f"{x:.3f}"})
+# globals, not locals: a generator in the expression sees them
+v = eval(sys.argv[2], {"d": d, "f": lambda x: "-" if x is None else f"{x:+.3f}", "p": lambda x: "-" if x is None else f"{x:.3f}"})
 print(v)
 EOF
 }
@@ -240,6 +242,9 @@ else
 fi
 
 # --- 6. an LLM judge of the mini-bench run ----------------------------------------------------------------------
+SELF_JUDGES=$OUT/judges.toml
+printf '# the served model judges its own replies\n[judges.self]\nmodel = "%s"\nbase_url = "%s"\n\n[panels]\ndefault = ["self"]\n' \
+    "$MODEL" "$URL" > "$SELF_JUDGES"
 if [[ ! -f $OUT/minibench/manifest.json ]]; then
     skip judge "the mini-bench run does not exist"
 else
@@ -247,13 +252,25 @@ else
     judge_key=()  # a judges file of yours keeps its keys; the served model needs none
     if [[ -z $JUDGES ]]; then
         judge_key=(--no-key)
-        JUDGES=$OUT/judges.toml
-        printf '# the served model judges its own replies\n[judges.self]\nmodel = "%s"\nbase_url = "%s"\n\n[panels]\ndefault = ["self"]\n' \
-            "$MODEL" "$URL" > "$JUDGES"
+        JUDGES=$SELF_JUDGES
     fi
     run_step judge "$OMNIVCHAT" judge "$OUT/minibench" --judges "$JUDGES" "${judge_key[@]}" --no-progress &&
         run_step judge "$OMNIVCHAT" score "$OUT/minibench" --judges "$JUDGES" -o "$OUT/minibench-judged.json" --force
     finish judge $?
+fi
+
+# --- 7. the served model as a judge against people: the labelled run of the example bench ----------------------
+LABELS=$HERE/../labels/example-bench.csv
+if [[ ! -f $LABELS ]] || [[ $(cd "$BENCH" 2>/dev/null && pwd) != $(cd "$HERE/../bench" && pwd) ]]; then
+    skip people "the labels (examples/labels) are of examples/bench only"
+else
+    begin people  # the run the labels were made on (their header), graded by the served model and the rule judge
+    run_step people "$OMNIVCHAT" eval --bench "$BENCH" --model 'sim:custom?video=0.5&audio=0.6&seed=1' \
+        -o "$OUT/labelled" --no-progress &&
+        run_step people "$OMNIVCHAT" judge "$OUT/labelled" --judges "$SELF_JUDGES" --no-key --no-progress &&
+        run_step people "$OMNIVCHAT" judges agree "$OUT/labelled" --judges self,rule --human "$LABELS" \
+            -o "$OUT/labelled-agreement.json" --force
+    finish people $?
 fi
 
 # --- the screen of results -----------------------------------------------------------------------------------
@@ -279,6 +296,8 @@ figures() {  # NAME: the headline figures of a step that passed
             echo "Mean $(json "$OUT/minibench-judged.json" 'p(d["Mean"])')," \
                 "$(json "$OUT/minibench-judged.json" 'str(d["n_scored"]) + " scored, " + str(d["n_unscored"]) + " unscored"')," \
                 "panel $(json "$OUT/minibench-judged.json" '",".join(d["panel"])')" ;;
+        people)
+            echo "against people (examples/labels): $(json "$OUT/labelled-agreement.json" '"; ".join(r["judge"] + " accuracy " + p(r["accuracy"]["rate"]) + ", kappa " + p(r["kappa"]) + " (n " + str(r["n_decisions"]) + ")" for r in d["human"]["rows"] if r["tier"] == "all")')" ;;
     esac
 }
 failed=0

@@ -122,7 +122,7 @@ def test_the_check_runs_every_step_prints_figures_and_times_and_stops_the_server
     )
     out = result.stdout
     assert result.returncode == 0, out + result.stderr
-    for step in ("serve", "check-route", "eval", "ablate", "dailyomni", "judge"):
+    for step in ("serve", "check-route", "eval", "ablate", "dailyomni", "judge", "people"):
         assert re.search(rf"^\[{step}\] ok in \d+\.\d s$", out, re.M), step
         assert re.search(rf"^{re.escape(step)} +ok +\d+\.\d  \S", out, re.M), step  # its summary row
     summary = out[out.index("GPU-ready check:") :]
@@ -133,6 +133,9 @@ def test_the_check_runs_every_step_prints_figures_and_times_and_stops_the_server
     assert re.search(r"fusion gain [+-]\d\.\d{3}, video reliance [+-]\d\.\d{3}, audio reliance [+-]\d\.\d{3}", summary)
     assert "2 done (0 reused), 0 failed; accuracy 0.500 (1 of 2)" in summary  # "A" is right for one of two
     assert re.search(r"judge +ok .* Mean \d\.\d{3}, 8 scored, 0 unscored, panel self", summary)
+    # the served model and the rule judge against the labels of examples/labels, each with its kappa or n/a
+    assert re.search(r"people +ok .* against people \(examples/labels\): self accuracy \d\.\d{3}, kappa ", summary)
+    assert "; rule accuracy 1.000" in summary and "; panel accuracy" in summary
     assert "READY: every step passed" in out and "FAILED" not in out
     check = json.loads((tmp_path / "out" / "route-check-in-video.json").read_text())
     assert check["passed"] and "copper meadow" in check["records"][0]["answer"]

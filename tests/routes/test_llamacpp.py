@@ -210,3 +210,36 @@ def test_the_judge_engine_constrains_verdicts_with_each_instances_schema(llama_s
     summary = report.summaries["rubric:smol"]
     assert summary.done == len(checked_bench.instances) and summary.failed == 0, summary.failures
     assert all(s.score is not None for s in collect_scores(run_dir, checked_bench, ["smol"]))
+
+
+def test_a_real_local_judge_against_the_example_labels(llama_server, tmp_path):
+    """SmolLM2 as a judge on the labelled run of the example bench, beside the rule judge and their panel, against
+    the labels file's people: every labelled criterion is compared, unscored or ungraded (none silently dropped)."""
+    from typer.testing import CliRunner
+
+    from omnivchat.cli import app
+
+    root = Path(__file__).resolve().parents[2]
+    labels = root / "examples" / "labels" / "example-bench.csv"
+    run = tmp_path / "run"
+    cli = CliRunner()
+    model = "sim:custom?video=0.5&audio=0.6&seed=1"  # the run the labels were made on (their header says so)
+    made = cli.invoke(app, ["eval", "--bench", str(root / "examples/bench"), "--model", model, "-o", str(run)])
+    assert made.exit_code == 0, made.output
+    judges = tmp_path / "judges.toml"
+    judges.write_text(
+        f'[judges.smol]\nmodel = "{MODEL}"\nbase_url = "{llama_server.base_url}"\nmax_tokens = 256\n'
+        'max_concurrency = 1\nstructured_output = "json_object"\n'
+    )
+    judged = cli.invoke(app, ["judge", str(run), "--judges", str(judges), "--no-progress"])
+    assert judged.exit_code == 0, judged.output
+    result = cli.invoke(app, ["judges", "agree", str(run), "--judges", "smol,rule", "--human", str(labels)])
+    assert result.exit_code == 0, result.output
+    print(result.output)  # the figures, for whoever reads the log
+    human = json.loads((run / "agreement.json").read_text())["human"]
+    assert human["panel"] == ["smol", "rule"]
+    for row in human["rows"]:
+        if row["tier"] == "all":
+            assert row["n_decisions"] + row["n_unscored"] + row["n_not_graded"] == human["n_units"], row
+    smol = next(r for r in human["rows"] if r["judge"] == "smol" and r["tier"] == "all")
+    assert smol["n_decisions"] > 0  # json_object verdicts parse: the 135M judge is really compared

@@ -319,10 +319,10 @@ def _kappa_interval(per_item: np.ndarray, n_resamples: int, seed: int) -> tuple[
     kappas = _kappa_from_counts(sums[:, 0], sums[:, 1], sums[:, 2], sums[:, 3])
     defined = kappas[~np.isnan(kappas)]
     if len(defined) < 0.95 * n_resamples:
-        return None, f"n/a (kappa undefined in {n_resamples - len(defined)} of {n_resamples} resamples)"
+        return None, f"n/a (undefined in {n_resamples - len(defined)} of {n_resamples} resamples)"
     low, high = np.percentile(defined, [2.5, 97.5])
     if low == high:  # a zero-width interval would claim an exact kappa that a few replies cannot show
-        return None, f"n/a (every resample gives {float(low):.3f}: too few replies to show a spread)"
+        return None, f"n/a (every resample gives {float(low):.3f})"
     return [round(float(low), 6), round(float(high), 6)], None
 
 
@@ -561,7 +561,7 @@ def render_human_agreement(h: HumanAgreement) -> list[Table]:
         if row.kappa is None:
             kappa = notes.get("kappa", "—")
         elif row.kappa_interval is None:
-            kappa = f"{row.kappa:.3f} (interval {notes.get('kappa_interval', 'n/a')})"
+            kappa = f"{row.kappa:.3f}, interval {notes.get('kappa_interval', 'n/a')}"
         else:
             kappa = f"{row.kappa:.3f} [{row.kappa_interval[0]:.2f}, {row.kappa_interval[1]:.2f}]"
         table.add_row(
