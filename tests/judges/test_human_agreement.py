@@ -45,8 +45,9 @@ def judgment(judge: str, item: str, hits: set[int] | None, tiers=(0, 1, 1, 2)) -
 
 def figures(judgments, labels, judges, replies=None, **kw):
     replies = replies if replies is not None else {j.item_id: "a reply" for j in judgments}
+    rubrics = {i: (0, 1, 1, 2) for i in [*replies, *(x.item_id for x in labels)] if i != "typo"}
     return human_agreement(
-        judgments, labels, judges, replies=replies, labels_file="l.csv", labels_digest="0" * 64, **kw
+        judgments, labels, judges, rubrics=rubrics, replies=replies, labels_file="l.csv", labels_digest="0" * 64, **kw
     )
 
 
@@ -185,8 +186,11 @@ def test_labels_naming_what_the_run_does_not_have_are_refused_naming_the_line():
     judgments = [judgment("J", "x", {1})]
     with pytest.raises(ValueError, match=r"labels\.csv:7: 'x' has 4 criteria, no criterion 7"):
         figures(judgments, [label("p", "x", 7, True)], ["J"])
-    with pytest.raises(ValueError, match="instance 'y' has no verdict from J"):
-        figures(judgments, [label("p", "y", 1, True)], ["J"], replies={"x": "r", "y": "r"})
+    with pytest.raises(ValueError, match=r"labels\.csv:1: the bench has no instance 'typo'"):
+        figures(judgments, [label("p", "typo", 1, True)], ["J"])
+    # an instance the run replied to but no judge graded: not graded, counted, never a miss
+    report = figures(judgments, [label("p", "y", 1, True)], ["J"], replies={"x": "r", "y": "r"})
+    assert (row(report, "J").n_decisions, row(report, "J").n_not_graded) == (0, 1)
     with pytest.raises(ValueError, match="judge 'K' has no verdict"):
         figures(judgments, [label("p", "x", 1, True)], ["J", "K"])
 
@@ -276,6 +280,9 @@ def test_labels_of_another_reply_are_stale_and_a_bad_file_is_one_line(example_ru
     result = runner.invoke(app, ["judges", "agree", str(run), "--judges", "rule", "--human", str(bad)])
     assert result.exit_code == 2 and "bad.csv:2: 'ex-dr-en' has 4 criteria, no criterion 9" in result.output
     assert (run / "agreement.json").read_bytes() == before  # nothing already written is lost
+    typo = write(tmp_path, "typo.csv", "# notes\nrater,instance,criterion,met\nr,ex-dr-en,1,1\nr,ex-dr-eng,1,1\n")
+    result = runner.invoke(app, ["judges", "agree", str(run), "--judges", "rule", "--human", str(typo)])
+    assert result.exit_code == 2 and "typo.csv:4: the bench has no instance 'ex-dr-eng'" in result.output
     alone = runner.invoke(app, ["judges", "agree", str(run), "--judges", "rule"])
     assert alone.exit_code == 2 and "one is enough with --human" in alone.output
 

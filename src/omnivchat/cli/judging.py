@@ -270,6 +270,7 @@ def agree_command(
                 judgments,
                 labels,
                 names,
+                rubrics={i.id: i.tiers for i in the_bench.instances},
                 replies=judged_replies(run_dir),
                 labels_file=str(human),
                 labels_digest=labels_sha256(human),

@@ -385,6 +385,7 @@ def human_agreement(
     labels: Sequence[HumanLabel],
     judges: Sequence[str],
     *,
+    rubrics: Mapping[str, Sequence[int]],
     replies: Mapping[str, str],
     labels_file: str,
     labels_digest: str,
@@ -394,39 +395,37 @@ def human_agreement(
 ) -> HumanAgreement:
     """Each judge's (and, with two judges or more and ``panel``, the panel's) agreement with people, per tier.
 
-    ``judgments``: the judges' main-run verdicts on the run's replies (repeat runs are not compared here).
-    ``replies``: the run's reply for each instance it has one for; a label naming a reply that differs is stale, a
-    label on an instance without a reply is counted as such, both left out. ``labels_file`` and ``labels_digest``
-    are recorded as given.
+    ``judgments``: the judges' verdicts on the run's replies (only main runs, repeat 0, are compared).
+    ``rubrics``: each bench instance's criterion tiers, in rubric order. ``replies``: the run's reply for each
+    instance it has one for; a label naming a reply that differs is stale, a label on an instance without a reply
+    is counted as such, both left out. ``labels_file`` and ``labels_digest`` are recorded as given.
 
-    Raises ValueError for a judge without any verdict and for a label on an instance none of the judges' verdicts
-    knows while the run has a reply for it, or on a criterion past the end of that instance's rubric (the message
-    names the label's file and line).
+    Raises ValueError for a judge without any verdict, and for a label on an instance the bench does not have or
+    on a criterion past the end of its rubric (the message names the label's file and line).
     """
     main: dict[str, dict[str, Judgment]] = {judge: {} for judge in judges}
-    tiers: dict[str, tuple[int, ...]] = {}
     for j in judgments:
         if j.judge in main and j.repeat == 0:
             main[j.judge][j.item_id] = j
-            tiers[j.item_id] = j.tiers
     for judge, verdicts in main.items():
         if not verdicts:
             raise ValueError(f"judge {judge!r} has no verdict on this run")
+    tiers = {item: tuple(t) for item, t in rubrics.items()}
 
     usable: list[HumanLabel] = []
     n_stale = n_no_reply = 0
     for label in labels:
-        reply = replies.get(label.item_id)
-        if reply is None:
-            n_no_reply += 1
-            continue
         if label.item_id not in tiers:
-            raise ValueError(f"{label.where}: instance {label.item_id!r} has no verdict from {', '.join(judges)}")
+            raise ValueError(f"{label.where}: the bench has no instance {label.item_id!r}")
         if label.criterion > len(tiers[label.item_id]):
             raise ValueError(
                 f"{label.where}: {label.item_id!r} has {len(tiers[label.item_id])} criteria, "
                 f"no criterion {label.criterion}"
             )
+        reply = replies.get(label.item_id)
+        if reply is None:
+            n_no_reply += 1
+            continue
         if label.reply is not None and label.reply.strip() != reply.strip():
             n_stale += 1
             continue
