@@ -86,6 +86,7 @@ def test_csv_with_notes_and_jsonl_read_alike(tmp_path):
         ("l.csv", "rater,instance,criterion,met\nr,a,0,1\n", "l.csv:2: criterion numbers start at 1"),
         ("l.csv", "rater,instance,criterion,met\nr,a,two,1\n", "l.csv:2: criterion must be a whole number"),
         ("l.csv", "rater,instance,criterion,met\nr,a,1.5,1\n", "l.csv:2: criterion must be a whole number"),
+        ("l.csv", "rater,instance,criterion,met\nr,a,\u00b2,1\n", "l.csv:2: criterion must be a whole number"),
         ("l.csv", "rater,instance,criteria,met\nr,a,1,1\n", "l.csv:2: unknown field(s) 'criteria'"),
         ("l.csv", "rater,instance,criterion,met\n,a,1,1\n", "l.csv:2: no rater"),
         ("l.csv", "rater,instance,criterion,met\nr,a,1,1,extra\n", "l.csv:2: more fields than the header"),

@@ -111,7 +111,7 @@ def _label(row: Mapping[str, Any], where: str) -> HumanLabel:
         raise HumanLabelsError(f"{where}: no {', '.join(missing)}")
     raw = row["criterion"]
     whole = isinstance(raw, int) and not isinstance(raw, bool)
-    if not whole and not (isinstance(raw, str) and raw.strip().isdigit()):
+    if not whole and not (isinstance(raw, str) and raw.strip().isdecimal()):
         raise HumanLabelsError(f"{where}: criterion must be a whole number (1 = the rubric's first), got {raw!r}")
     criterion = int(raw)
     if criterion < 1:
