@@ -149,6 +149,7 @@ def check_diagnosis(d: dict) -> None:
         assert "video_ignored" in d["flags"] and "VIDEO IGNORED" in lines
 
 
+@pytest.mark.parametrize("cascade", ["smollm2"], indirect=True)  # the stronger model: the two tests below
 def test_mini_bench_eval_score_ablate(cascade: Path, tmp_path: Path) -> None:
     model = f"cascade:{cascade}"
     run_dir = tmp_path / "run"
