@@ -87,7 +87,14 @@ def test_csv_with_notes_and_jsonl_read_alike(tmp_path):
         ("l.csv", "rater,instance,criterion,met\nr,a,two,1\n", "l.csv:2: criterion must be a whole number"),
         ("l.csv", "rater,instance,criterion,met\nr,a,1.5,1\n", "l.csv:2: criterion must be a whole number"),
         ("l.csv", "rater,instance,criterion,met\nr,a,\u00b2,1\n", "l.csv:2: criterion must be a whole number"),
-        ("l.csv", "rater,instance,criteria,met\nr,a,1,1\n", "l.csv:2: unknown field(s) 'criteria'"),
+        ("l.csv", "rater,instance,criteria,met\nr,a,1,1\n", "l.csv:1: unknown column(s) 'criteria' in the header"),
+        ("l.csv", "# n\nrater,instance,criterion,met,extra\nr,a,1,1\n", "l.csv:2: unknown column(s) 'extra'"),
+        ("l.csv", "rater,instance,criterion,met\nr,a,1,1\n# a late note\n", "l.csv:3: a '#' line after the header"),
+        (
+            "l.csv",
+            'rater,instance,criterion,met,reply\nr,a,1,1,"two\nlines"\nr,a,x,1,"three\n\nlines"\n',
+            "l.csv:4: criterion must be a whole number",
+        ),  # a record spanning lines is named by its first line
         ("l.csv", "rater,instance,criterion,met\n,a,1,1\n", "l.csv:2: no rater"),
         ("l.csv", "rater,instance,criterion,met\nr,a,1,1,extra\n", "l.csv:2: more fields than the header"),
         ("l.csv", "rater,instance,instance,met\nr,a,b,1\n", "a column is named twice"),
@@ -97,6 +104,11 @@ def test_csv_with_notes_and_jsonl_read_alike(tmp_path):
         ("l.jsonl", "[1, 2]\n", "l.jsonl:1: a label is a JSON object"),
         ("l.jsonl", '{"rater": "r", "instance": "a", "criterion": true, "met": 1}\n', "whole number"),
         ("l.jsonl", '{"rater": "r", "instance": "a", "criterion": 1, "met": 1, "reply": 3}\n', "reply must be text"),
+        (
+            "l.jsonl",
+            '{"rater": "r", "instance": "a", "criterion": 1, "met": 1, "met": 0}\n',
+            "l.jsonl:1: the key 'met' is given twice",
+        ),
     ],
 )
 def test_a_broken_labels_file_is_one_error_naming_file_and_line(tmp_path, name, text, message):
@@ -111,6 +123,11 @@ def test_a_duplicate_names_both_lines_and_missing_or_binary_files_are_named(tmp_
         read_human_labels(path)
     with pytest.raises(HumanLabelsError, match="no such file"):
         read_human_labels(tmp_path / "absent.csv")
+    (tmp_path / "folder.csv").mkdir()
+    with pytest.raises(HumanLabelsError, match="is a directory; give the labels file"):
+        read_human_labels(tmp_path / "folder.csv")
+    with pytest.raises(HumanLabelsError, match="is a directory"):
+        read_human_labels(tmp_path)
     (tmp_path / "bin.csv").write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(HumanLabelsError, match="cannot be read as UTF-8"):
         read_human_labels(tmp_path / "bin.csv")
@@ -170,7 +187,7 @@ def test_an_unusable_verdict_is_unscored_and_never_a_miss_and_the_panel_needs_ev
 def test_stale_labels_ties_and_replies_the_run_lacks_are_left_out_and_counted():
     labels = [
         label("p1", "x", 1, True, reply="the reply"),
-        label("p2", "x", 1, True, reply="  the reply \n"),  # the same text, other whitespace
+        label("p2", "x", 1, True, reply="  the \n reply \n"),  # the same text, other whitespace
         label("p1", "x", 2, True, reply="an older reply"),  # stale
         label("p1", "x", 3, True),
         label("p2", "x", 3, False),  # a tie on x/3
@@ -303,6 +320,16 @@ def test_the_report_shows_people_beside_table_2(example_run, tmp_path):
     assert html.index("Judge agreement") < html.index("Judges against people")
     assert 'class="agreement-human"' in html and 'class="agreement-raters"' in html
     assert "human.rows[0].accuracy" in html  # every figure traced to its key in agreement.json
+    assert "human labels" in html and str(EXAMPLE_LABELS) in html  # the labels file is one of the inputs
+    assert 'class="agreement-pairs"' not in html  # one judge: no empty table of judge pairs
+    # the labels edited after the study: the report says its figures are of the file as it was
+    labels = tmp_path / "labels.csv"
+    shutil.copy(EXAMPLE_LABELS, labels)
+    assert runner.invoke(app, ["judges", "agree", str(run), "--judges", "rule", "--human", str(labels)]).exit_code == 0
+    labels.write_text(labels.read_text() + "rater-3,ex-dr-en,1,1,,\n")
+    result = runner.invoke(app, ["report", str(run), "-o", str(tmp_path / "again.html")])
+    assert result.exit_code == 0, result.output
+    assert "changed after the study" in (tmp_path / "again.html").read_text()
 
 
 def test_render_one_rater_has_no_raters_table():
@@ -310,3 +337,97 @@ def test_render_one_rater_has_no_raters_table():
     report = figures([judgment("J", "x", {1, 2})], labels, ["J"], n_resamples=20)
     tables = render_human_agreement(report)
     assert len(tables) == 1 and "One rater" in str(tables[0].caption)
+
+
+def test_met_takes_the_documented_words_in_any_case(tmp_path):
+    words = ["1", "0", "true", "False", "yes", "NO", "y", "n", "met", "Not Met", "unmet"]
+    text = "rater,instance,criterion,met\n" + "".join(f"r,a,{k},{w}\n" for k, w in enumerate(words, start=1))
+    met = [x.met for x in read_human_labels(write(tmp_path, "l.csv", text))]
+    assert met == [True, False, True, False, True, False, True, False, True, False, False]
+
+
+def test_no_decision_compared_says_so_once_and_no_usable_label_is_not_one_rater():
+    # every label stale: no unit, no rater; the rates say "no decision", not "none met" beside "every one met"
+    labels = [label("p", "x", c, True, reply="another reply") for c in (1, 2)]
+    report = figures([judgment("J", "x", {1})], labels, ["J"], replies={"x": "the reply"}, n_resamples=20)
+    r = row(report, "J")
+    assert r.n_decisions == 0 and {r.notes[k] for k in ("accuracy", "false_miss_rate", "false_accept_rate")} == {
+        "n/a (no decision compared)"
+    }
+    (table,) = render_human_agreement(report)
+    caption = str(table.caption)
+    assert "2 labels, none usable" in caption and "0 (reply, criterion) units" in caption
+    assert "One rater" not in caption and "2 stale" in caption
+    one = figures([judgment("J", "x", {1})], labels[:1], ["J"], replies={"x": "another reply"}, n_resamples=20)
+    assert "1 label, 1 usable rater (p); 1 (reply, criterion) unit with" in str(render_human_agreement(one)[0].caption)
+
+
+def test_many_raters_give_alpha_over_all_and_no_quadratic_pair_table():
+    from omnivchat.judges._human import MAX_RATER_PAIRS
+
+    n = 250  # 31,125 pairs if every pair were tabled
+    labels = [label(f"r{k:03}", f"i{i}", c, (k + i + c) % 5 != 0) for k in range(n) for i in range(4) for c in (1, 2)]
+    judgments = [judgment("J", f"i{i}", {1}) for i in range(4)]
+    report = figures(judgments, labels, ["J"], n_resamples=20)
+    assert len(report.raters) == n and report.rater_pairs == [] and report.rater_alpha is not None
+    assert f"more than {MAX_RATER_PAIRS}" in report.notes["rater_pairs"]
+    (table,) = render_human_agreement(report)
+    assert "α over all raters" in str(table.caption) and "and 240 more" in str(table.caption)
+    few = figures(judgments, [x for x in labels if x.rater < f"r{MAX_RATER_PAIRS:03}"], ["J"], n_resamples=20)
+    assert len(few.rater_pairs) == MAX_RATER_PAIRS * (MAX_RATER_PAIRS - 1) // 2 and "rater_pairs" not in few.notes
+
+
+# --- a run judged in part, and the run directory's own file -----------------------------------------------------
+
+
+def test_a_reply_the_judge_never_graded_is_not_graded_and_missing_never_unscored(small_bench, tmp_path):
+    from omnivchat.benchmarks.native import run_eval
+    from omnivchat.routes import get_route
+    from omnivchat.testing import Behaviour, LoopbackServer
+
+    run = tmp_path / "run"
+    assert run_eval(small_bench, get_route("sim:healthy"), run, system_prompt="x", progress=False).done == 4
+    verdict = Behaviour(text='{"hits": [1], "reasoning": "r"}', usage={"prompt_tokens": 0, "completion_tokens": 1000})
+    with LoopbackServer(verdict) as server:
+        judge = {"name": "A", "model": "a", "base_url": server.base_url, "max_concurrency": 1, "max_tokens": 2048,
+                 "price": {"input_per_mtok": 0.0, "output_per_mtok": 100.0}}  # fmt: skip
+        path = tmp_path / "judges.json"
+        path.write_text(json.dumps({"judges": [judge], "panels": {"default": ["A"]}}))
+        stopped = runner.invoke(app, ["judge", str(run), "--judges", str(path), "--no-progress", "--budget", "0.25"])
+        assert stopped.exit_code == 3, stopped.output  # one verdict bought of four: the run is judged in part
+    ids = [i.id for i in small_bench.instances]
+    labels = write(tmp_path, "l.csv", "rater,instance,criterion,met\n" + "".join(f"p,{i},1,1\n" for i in ids))
+    result = runner.invoke(app, ["judges", "agree", str(run), "--judges", "A,rule", "--human", str(labels)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((run / "agreement.json").read_text())
+    a = next(r for r in report["rows"] if r["judge"] == "A")
+    assert (a["n_unscored"], a["n_missing"]) == (0, 3)
+    people = next(r for r in report["human"]["rows"] if r["judge"] == "A" and r["tier"] == "all")
+    assert (people["n_decisions"], people["n_unscored"], people["n_not_graded"]) == (1, 0, 3)
+
+
+def test_the_default_output_replaces_only_an_agreement_report_and_waits_for_no_writer(example_run, tmp_path):
+    from omnivchat.runs import run_lock
+
+    run = tmp_path / "run"
+    shutil.copytree(example_run, run)
+    args = ["judges", "agree", str(run), "--judges", "rule", "--human", str(EXAMPLE_LABELS)]
+    (run / "agreement.json").write_text('{"mine": "a file the tool did not write"}\n')
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2 and "is not an agreement report this command wrote" in refused.output
+    assert json.loads((run / "agreement.json").read_text()) == {"mine": "a file the tool did not write"}
+    (run / "agreement.json").unlink()
+    assert runner.invoke(app, args).exit_code == 0
+    first = (run / "agreement.json").read_bytes()
+    assert runner.invoke(app, [*args, "--seed", "1"]).exit_code == 0  # its own report: replaced
+    assert (run / "agreement.json").read_bytes() != first
+    with run_lock(run, "judge"):  # another writer of the run (here this thread's lock, held as another command's)
+        import threading
+
+        out: list = []
+        worker = threading.Thread(target=lambda: out.append(runner.invoke(app, args)))
+        worker.start()
+        worker.join()
+    assert out[0].exit_code != 0 and "is being written by" in out[0].output
+    elsewhere = runner.invoke(app, [*args, "-o", str(tmp_path / "study.json")])
+    assert elsewhere.exit_code == 0 and (tmp_path / "study.json").is_file()  # --output elsewhere takes no lock

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -28,6 +29,7 @@ from omnivchat.cli.calibrate import calibrate_command
 
 if TYPE_CHECKING:
     from omnivchat.benchmarks import Benchmark, ScoreSummary, ScoreTable
+    from omnivchat.judges import AgreementReport
 
 judges_app = typer.Typer(rich_markup_mode=None, help="Judge studies.", no_args_is_help=True)
 
@@ -244,6 +246,33 @@ def agree_command(
     tier: accuracy, Cohen's kappa, false-miss and false-accept rates with 95% intervals, and the raters' agreement
     with each other. A label on a reply other than the run's (its reply column differs) is left out and counted."""
     from omnivchat._files import check_output_file, write_text_atomic
+    from omnivchat.judges import AGREEMENT_FILE, is_agreement_file, render_agreement, render_human_agreement
+    from omnivchat.runs import run_lock
+
+    if output is not None:  # the default, RUN_DIR/agreement.json, is this command's own file: it is replaced
+        check_output_file(output, inputs=[bench, human], force=force)
+    names = [n.strip() for n in judges.split(",") if n.strip()]
+    if len(names) < (1 if human is not None else 2):
+        raise fail("--judges needs at least two judge names (one is enough with --human)")
+    target = output or run_dir / AGREEMENT_FILE
+    if output is None and target.exists() and not is_agreement_file(target):
+        raise fail(f"{target} is not an agreement report this command wrote: move it away, or give --output")
+    # Writing RUN_DIR/agreement.json makes this a writer of the run: one at a time, and not while it is judged.
+    with run_lock(run_dir, "judges agree") if output is None else nullcontext():
+        report = _agreement(run_dir, bench, names, human, resamples, seed)
+        for table in render_agreement(report):
+            console.print(table)
+        if report.human is not None:
+            for table in render_human_agreement(report.human):
+                console.print(table)
+        path = write_text_atomic(target, report.model_dump_json(indent=2) + "\n")
+    console.print(f"wrote {path}")
+
+
+def _agreement(
+    run_dir: Path, bench: Path | None, names: list[str], human: Path | None, resamples: int, seed: int
+) -> AgreementReport:
+    """The agreement study of ``judges agree``, with the people's section when ``human`` labels are given."""
     from omnivchat.benchmarks.native import collect_judgments, judged_replies, run_bench
     from omnivchat.judges import (
         HumanLabelsError,
@@ -251,15 +280,8 @@ def agree_command(
         human_agreement,
         labels_sha256,
         read_human_labels,
-        render_agreement,
-        render_human_agreement,
     )
 
-    if output is not None:  # the default, RUN_DIR/agreement.json, is this command's own file: it is replaced
-        check_output_file(output, inputs=[bench, human], force=force)
-    names = [n.strip() for n in judges.split(",") if n.strip()]
-    if len(names) < (1 if human is not None else 2):
-        raise fail("--judges needs at least two judge names (one is enough with --human)")
     try:
         labels = read_human_labels(human) if human is not None else None
         the_bench = run_bench(run_dir, bench)
@@ -272,7 +294,7 @@ def agree_command(
                 names,
                 rubrics={i.id: i.tiers for i in the_bench.instances},
                 replies=judged_replies(run_dir),
-                labels_file=str(human),
+                labels_file=str(human.resolve()),  # the report finds it again from any folder
                 labels_digest=labels_sha256(human),
                 n_resamples=resamples,
                 seed=seed,
@@ -280,13 +302,7 @@ def agree_command(
             report = report.model_copy(update={"human": people})
     except (ValueError, HumanLabelsError) as err:  # too few items, a label that names nothing: one line
         raise fail(str(err)) from None
-    for table in render_agreement(report):
-        console.print(table)
-    if report.human is not None:
-        for table in render_human_agreement(report.human):
-            console.print(table)
-    path = write_text_atomic(output or run_dir / "agreement.json", report.model_dump_json(indent=2) + "\n")
-    console.print(f"wrote {path}")
+    return report
 
 
 def print_table(shown: ScoreTable) -> None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from omnivchat.judges._calibration import CalibrationError, Director, calibrate, calibrate_async, wilson
 from omnivchat.judges._config import RULE_JUDGE, Aggregate, JudgesConfig, JudgesFileError, JudgeSpec, load_judges
 from omnivchat.judges._engine import (
+    NOT_JUDGED,
     Job,
     VerdictTask,
     ask,
@@ -19,6 +20,7 @@ from omnivchat.judges._engine import (
     stored_verdict,
 )
 from omnivchat.judges._files import (
+    AGREEMENT_FILE,
     BENCHMARK_SCORES_SCHEMA,
     NATIVE_SCORES_V1_SCHEMA,
     SCORES_FILE,
@@ -43,8 +45,10 @@ from omnivchat.judges._rule import check_holds, rule_style_verdict, rule_verdict
 from omnivchat.judges._verdict import parse_verdict
 
 __all__ = [
+    "AGREEMENT_FILE",
     "BENCHMARK_SCORES_SCHEMA",
     "NATIVE_SCORES_V1_SCHEMA",
+    "NOT_JUDGED",
     "RULE_JUDGE",
     "SCORES_FILE",
     "STYLE_REQUIREMENTS",
@@ -83,6 +87,7 @@ __all__ = [
     "has_table1",
     "hits_schema",
     "human_agreement",
+    "is_agreement_file",
     "judge_key",
     "judge_route",
     "labels_sha256",
@@ -111,7 +116,14 @@ __all__ = [
 ]
 
 # The agreement study needs scipy (seconds to import): loaded when first used, not with every judge.
-_AGREEMENT = ("TABLE2_CATEGORIES", "AgreementReport", "Judgment", "agreement_report", "render_agreement")
+_AGREEMENT = (
+    "TABLE2_CATEGORIES",
+    "AgreementReport",
+    "Judgment",
+    "agreement_report",
+    "is_agreement_file",
+    "render_agreement",
+)
 _HUMAN = (
     "HumanAgreement",
     "HumanLabelsError",
@@ -126,6 +138,7 @@ if TYPE_CHECKING:
         AgreementReport,
         Judgment,
         agreement_report,
+        is_agreement_file,
         render_agreement,
     )
     from omnivchat.judges._human import (

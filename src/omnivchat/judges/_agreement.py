@@ -40,6 +40,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from pathlib import Path
 from typing import cast
 
 import numpy as np
@@ -64,6 +65,7 @@ __all__ = [
     "agreement_report",
     "bootstrap_pooled_sd",
     "cohen_kappa",
+    "is_agreement_file",
     "krippendorff_alpha",
     "points",
     "render_agreement",
@@ -472,6 +474,16 @@ def _spread(values: Iterable[float | None]) -> float | None:
     return max(present) - min(present) if len(present) >= 2 else None
 
 
+def is_agreement_file(path: Path) -> bool:
+    """Whether ``path`` holds an agreement report (what ``judges agree`` writes), so that replacing it loses
+    nothing the tool did not make."""
+    try:
+        AgreementReport.model_validate_json(path.read_bytes())
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def agreement_report(
     judgments: Iterable[Judgment],
     judges: Sequence[str] | None = None,
@@ -694,7 +706,7 @@ def render_agreement(report: AgreementReport) -> list[Table]:
             _fmt(p.spearman, note=p.notes.get("spearman")),
             str(p.n_items),
         )
-    tables = [judges, pairs]
+    tables = [judges, pairs] if report.pairs else [judges]  # one judge (with --human): no pair to show
 
     if report.repeats:
         repeats = Table(title="Repeat runs", caption="Change = repeat pooled - main pooled, on replies scored twice.")

@@ -213,12 +213,16 @@ async def estimate_jobs(store: RunStore | None, jobs: Sequence[Job], *, thinking
     return total or DryRun(model="judges")
 
 
+NOT_JUDGED = "not judged"
+"""The reason :func:`stored_verdict` gives for a reply the judge has no verdict row for."""
+
+
 def stored_verdict(store: RunStore, task: VerdictTask[V], judge: str, item_id: str) -> tuple[V | None, str]:
     """(verdict, why): the stored verdict of ``judge`` on an item, or None with the reason (not judged, the
     request's failure, or a reply that does not parse)."""
     row = store.item(item_id, task.store_kind(judge))
     if row is None:
-        return None, "not judged"
+        return None, NOT_JUDGED
     if row["status"] != "done":
         return None, f"{row['error_kind']}: {row['error']}"
     result = store.result(row["key"])

@@ -20,6 +20,8 @@ from omnivchat.runs import CANDIDATE, STORE_FILE, Manifest, RunStore, read_manif
 from omnivchat.scoring import Table1Row
 
 SCORES_FILE = "scores.json"
+AGREEMENT_FILE = "agreement.json"
+"""Where ``judges agree`` writes a run's agreement study by default; reports read it from there."""
 BENCHMARK_SCORES_SCHEMA = "omnivchat-benchmark-scores-v1"
 """scores.json of a run of any registered benchmark (the one schema written)."""
 NATIVE_SCORES_V1_SCHEMA = "omnivchat-scores-v1"

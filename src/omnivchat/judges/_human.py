@@ -7,10 +7,11 @@ run, from a file of human verdicts, one line per (rater, instance, criterion):
     r1,ex-svmr-en,2,1,"It's on your right.",
 
 ``criterion`` is the 1-based number of the criterion in the instance's rubric order, ``met`` is 1/0 (true/false,
-yes/no, met/not met), ``reply`` (optional) is the reply the rater read: a label whose reply is not the run's reply
-for that instance is stale, left out and counted, never compared with verdicts on another text. ``note`` is free
-text, ignored. A CSV may open with ``#`` comment lines (who labelled, how); a JSONL file holds one object a line
-with the same keys.
+yes/no, y/n, met/not met/unmet; any case), ``reply`` (optional) is the reply the rater read: a label whose reply is
+not the run's reply for that instance (whitespace aside: runs of spaces and line breaks count as one space) is
+stale, left out and counted, never compared with verdicts on another text. ``note`` is free text, ignored. A CSV
+may open with ``#`` comment lines (who labelled, how), only before the header; a JSONL file holds one object a
+line with the same keys, each key once.
 
 What is compared. The people's verdict on a (reply, criterion) unit is the majority of its raters (a tie is no
 verdict: counted, left out). A judge's decision is whether it found the criterion met; a verdict that did not parse
@@ -62,6 +63,9 @@ __all__ = [
 PANEL = "panel"
 """The row name of the panel (per-criterion majority of the compared judges)."""
 
+MAX_RATER_PAIRS = 20
+"""Raters up to which every pair is tabled (190 pairs); with more, only Krippendorff's alpha over all of them."""
+
 _COLUMNS = ("rater", "instance", "criterion", "met")
 _OPTIONAL = ("reply", "note")
 _TRUE = {"1", "true", "yes", "y", "met"}
@@ -98,7 +102,7 @@ def _met(value: Any, where: str) -> bool:
         return True
     if text in _FALSE:
         return False
-    raise HumanLabelsError(f"{where}: met must be 1 or 0 (true/false, yes/no, met/not met), got {value!r}")
+    raise HumanLabelsError(f"{where}: met must be 1 or 0 (true/false, yes/no, y/n, met/not met/unmet), got {value!r}")
 
 
 def _label(row: Mapping[str, Any], where: str) -> HumanLabel:
@@ -134,21 +138,48 @@ def _csv_rows(text: str, name: str) -> Iterable[tuple[dict[str, Any], str]]:
     skipped = 0
     while skipped < len(lines) and (lines[skipped].startswith("#") or not lines[skipped].strip()):
         skipped += 1  # the file's own notes: who labelled, how
-    reader = csv.DictReader(io.StringIO("".join(lines[skipped:])), strict=True)
-    if reader.fieldnames is None:
-        raise HumanLabelsError(f"{name}: no header line (rater,instance,criterion,met[,reply,note])")
-    header = [f.strip() for f in reader.fieldnames]
-    if len(set(header)) != len(header):
-        raise HumanLabelsError(f"{name}:{skipped + 1}: a column is named twice in the header")
-    reader.fieldnames = header
+    reader = csv.reader(io.StringIO("".join(lines[skipped:])), strict=True)
     try:
-        for row in reader:
-            where = f"{name}:{skipped + reader.line_num}"
-            if None in row:
+        header = [f.strip() for f in next(reader, [])]
+        if not header:
+            raise HumanLabelsError(f"{name}: no header line (rater,instance,criterion,met[,reply,note])")
+        at = f"{name}:{skipped + reader.line_num}"
+        if len(set(header)) != len(header):
+            raise HumanLabelsError(f"{at}: a column is named twice in the header")
+        unknown = [c for c in header if c not in _COLUMNS + _OPTIONAL]
+        if unknown:
+            raise HumanLabelsError(f"{at}: unknown column(s) {', '.join(map(repr, unknown))} in the header; the "
+                                   f"columns are {', '.join(_COLUMNS + _OPTIONAL)}")  # fmt: skip
+        while True:
+            first = skipped + reader.line_num + 1  # a quoted reply may span lines: name the record's first
+            cells = next(reader, None)
+            if cells is None:
+                return
+            if not cells:
+                continue  # a blank line
+            where = f"{name}:{first}"
+            if cells[0].lstrip().startswith("#"):
+                raise HumanLabelsError(f"{where}: a '#' line after the header; notes go before the header")
+            if len(cells) > len(header):
                 raise HumanLabelsError(f"{where}: more fields than the header names")
-            yield {k: v for k, v in row.items() if v is not None}, where
+            yield dict(zip(header, cells, strict=False)), where
     except csv.Error as err:
         raise HumanLabelsError(f"{name}:{skipped + reader.line_num}: not CSV ({err})") from None
+
+
+class _RepeatedKey(Exception):
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are each given once (json keeps the last of a repeated key without a word)."""
+    row: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in row:
+            raise _RepeatedKey(key)
+        row[key] = value
+    return row
 
 
 def _jsonl_rows(text: str, name: str) -> Iterable[tuple[dict[str, Any], str]]:
@@ -157,9 +188,11 @@ def _jsonl_rows(text: str, name: str) -> Iterable[tuple[dict[str, Any], str]]:
             continue
         where = f"{name}:{number}"
         try:
-            row = json.loads(line)
+            row = json.loads(line, object_pairs_hook=_once)
         except json.JSONDecodeError as err:
             raise HumanLabelsError(f"{where}: not JSON ({err.msg})") from None
+        except _RepeatedKey as err:
+            raise HumanLabelsError(f"{where}: the key {err.key!r} is given twice") from None
         if not isinstance(row, dict):
             raise HumanLabelsError(f"{where}: a label is a JSON object, got {type(row).__name__}")
         yield row, where
@@ -173,6 +206,8 @@ def read_human_labels(path: str | Path) -> list[HumanLabel]:
     """
     path = Path(path)
     kind = path.suffix.lower()
+    if path.is_dir():
+        raise HumanLabelsError(f"{path} is a directory; give the labels file (.csv or .jsonl)")
     if kind not in (".csv", ".jsonl"):
         raise HumanLabelsError(f"{path}: human labels are a .csv or .jsonl file")
     try:
@@ -350,12 +385,13 @@ def _row(
         notes["kappa"] = kappa_note or "n/a"
     if interval is None:
         notes["kappa_interval"] = interval_note or "n/a"
-    if tp + fn == 0:
-        notes["false_miss_rate"] = "n/a (people found no criterion met)"
-    if fp + tn == 0:
-        notes["false_accept_rate"] = "n/a (people found every criterion met)"
     if not decided:
-        notes["accuracy"] = "n/a (no decision compared)"
+        for name in ("accuracy", "false_miss_rate", "false_accept_rate"):
+            notes[name] = "n/a (no decision compared)"
+    elif tp + fn == 0:
+        notes["false_miss_rate"] = "n/a (people found no criterion met)"
+    elif fp + tn == 0:
+        notes["false_accept_rate"] = "n/a (people found every criterion met)"
     return HumanRow(
         judge=judge,
         tier=tier,
@@ -374,6 +410,11 @@ def _row(
         n_not_graded=n_not_graded,
         notes=notes,
     )
+
+
+def _words(text: str) -> str:
+    """A reply with its whitespace made one space: a rater's copy that differs only in spacing is the same reply."""
+    return " ".join(text.split())
 
 
 def _tier_label(tier: int) -> str:
@@ -426,7 +467,7 @@ def human_agreement(
         if reply is None:
             n_no_reply += 1
             continue
-        if label.reply is not None and label.reply.strip() != reply.strip():
+        if label.reply is not None and _words(label.reply) != _words(reply):
             n_stale += 1
             continue
         usable.append(label)
@@ -480,10 +521,12 @@ def human_agreement(
                 )
             )
 
-    raters = sorted({label.rater for label in usable})
-    by_rater = {r: {(x.item_id, x.criterion): x.met for x in usable if x.rater == r} for r in raters}
+    by_rater: dict[str, dict[tuple[str, int], bool]] = defaultdict(dict)
+    for label in usable:
+        by_rater[label.rater][(label.item_id, label.criterion)] = label.met
+    raters = sorted(by_rater)
     pairs = []
-    for a, b in combinations(raters, 2):
+    for a, b in combinations(raters if len(raters) <= MAX_RATER_PAIRS else [], 2):
         shared = sorted(set(by_rater[a]) & set(by_rater[b]))
         da = [int(by_rater[a][u]) for u in shared]
         db = [int(by_rater[b][u]) for u in shared]
@@ -502,6 +545,8 @@ def human_agreement(
     matrix = [[float(by_rater[r][u]) if u in by_rater[r] else np.nan for u in all_units] for r in raters]
     alpha, alpha_note = _alpha(matrix, who="rater")
     notes = {"rater_alpha": alpha_note or "n/a"} if alpha is None else {}
+    if len(raters) > MAX_RATER_PAIRS:  # n(n-1)/2 pairs: 250 raters would be 31,125 rows nobody reads
+        notes["rater_pairs"] = f"not tabled ({len(raters)} raters, more than {MAX_RATER_PAIRS}): alpha covers them all"
     if not members:
         notes["panel"] = "n/a (one judge: no panel)" if len(judges) < 2 else "n/a (left out)"
     return HumanAgreement(
@@ -528,6 +573,15 @@ def human_agreement(
 # Rendering
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _names(names: Sequence[str], shown: int = 10) -> str:
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
 def _share(p: Proportion, note: str | None) -> str:
     if p.rate is None:
         return note or "—"
@@ -544,10 +598,13 @@ def render_human_agreement(h: HumanAgreement) -> list[Table]:
     if h.n_ties:
         left.append(f"{h.n_ties} units where the raters split evenly")
     panel = f"; panel = per-criterion majority of {', '.join(h.panel)}" if h.panel else ""
+    if h.raters:
+        by = f"{_count(h.n_labels, 'label')}, {_count(len(h.raters), 'usable rater')} ({_names(h.raters)})"
+    else:
+        by = f"{_count(h.n_labels, 'label')}, none usable"
     table = Table(
         title="Judges against people",
-        caption=f"{h.n_labels} labels by {len(h.raters)} rater(s) ({', '.join(h.raters) or 'none usable'}); "
-        f"{h.n_units} (reply, criterion) units with people's verdict (majority of raters)"
+        caption=f"{by}; {_count(h.n_units, '(reply, criterion) unit')} with people's verdict (majority of raters)"
         + (f"; left out: {', '.join(left)}" if left else "")
         + f"{panel}. Rates with Wilson 95% intervals (k/n); κ with a 95% bootstrap interval over replies. "
         "False miss: judge 'not met' where people say met; false accept: judge 'met' where people say not met.",
@@ -575,7 +632,13 @@ def render_human_agreement(h: HumanAgreement) -> list[Table]:
             str(row.n_not_graded),
         )
     if len(h.raters) < 2:
-        table.caption = f"{table.caption} One rater: no agreement between raters."
+        if h.raters:
+            table.caption = f"{table.caption} One rater: no agreement between raters."
+        return [table]
+    alpha = h.notes.get("rater_alpha", "—") if h.rater_alpha is None else f"{h.rater_alpha:.3f}"
+    if not h.rater_pairs:
+        pairs = h.notes.get("rater_pairs", "n/a")
+        table.caption = f"{table.caption} Krippendorff's α over all raters: {alpha}; pairs {pairs}."
         return [table]
     raters = Table(title="Raters against each other")
     raters.add_column("Rater A")
@@ -585,6 +648,5 @@ def render_human_agreement(h: HumanAgreement) -> list[Table]:
     for p in h.rater_pairs:
         kappa = p.notes.get("kappa", "—") if p.kappa is None else f"{p.kappa:.3f}"
         raters.add_row(p.rater_a, p.rater_b, str(p.n_decisions), _share(p.agreement, None), kappa)
-    alpha = h.notes.get("rater_alpha", "—") if h.rater_alpha is None else f"{h.rater_alpha:.3f}"
     raters.caption = f"Krippendorff's α over all raters: {alpha}"
     return [table, raters]

@@ -569,7 +569,7 @@ def _human(h: Any, f: InputFile) -> dict[str, Any]:
         if row.kappa is not None:
             span = row.kappa_interval
             no_span = row.notes.get("kappa_interval", "n/a")
-            shown = " (no interval)" if span is None else f" [{span[0]:.2f}, {span[1]:.2f}]"
+            shown = f", interval {no_span}" if span is None else f" [{span[0]:.2f}, {span[1]:.2f}]"
             why = f"; no interval: {no_span}" if span is None else f", 95% bootstrap [{span[0]!r}, {span[1]!r}]"
             kappa = Cell(kappa.text + shown, kappa.title + why, "num")
         rows.append(
@@ -602,7 +602,7 @@ def _human(h: Any, f: InputFile) -> dict[str, Any]:
     return {
         "labels_file": h.labels_file,
         "labels_sha256": h.labels_sha256[:12],
-        "raters": ", ".join(h.raters),
+        "raters": ", ".join(h.raters[:10]) + (f" and {len(h.raters) - 10} more" if len(h.raters) > 10 else ""),
         "n_raters": len(h.raters),
         "n_labels": h.n_labels,
         "n_units": h.n_units,
@@ -611,6 +611,7 @@ def _human(h: Any, f: InputFile) -> dict[str, Any]:
         "rows": rows,
         "pairs": pairs,
         "alpha": _stat_cell(h.rater_alpha, h.notes.get("rater_alpha"), f, "human.rater_alpha"),
+        "pairs_note": h.notes.get("rater_pairs"),
     }
 
 

@@ -26,6 +26,7 @@ from omnivchat.diagnostics import (
 )
 from omnivchat.errors import OmnivchatError
 from omnivchat.judges import (
+    AGREEMENT_FILE,
     BENCHMARK_SCORES_SCHEMA,
     SCORES_FILE,
     BenchmarkScores,
@@ -38,7 +39,6 @@ from omnivchat.judges import (
 from omnivchat.runs import MANIFEST_FILE, PROTOCOL, STORE_FILE, Manifest, RunCost, manifest_model
 from omnivchat.scoring import Table1Row
 
-AGREEMENT_FILE = "agreement.json"
 __all__ = [
     "ABLATION_FILE",
     "ABLATION_SCHEMA",
@@ -112,6 +112,14 @@ class Sources:
         except RunError as err:
             raise ReportError(str(err)) from None
         return cost, self._register(path, raw, "run store")
+
+    def read_file(self, path: Path, role: str) -> InputFile | None:
+        """Register a file the report names but does not parse (an agreement study's labels); None when unreadable."""
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return None
+        return self._register(path, raw, role)
 
     def _register(self, path: Path, raw: bytes, role: str) -> InputFile:
         key = path.resolve()
@@ -484,4 +492,23 @@ def load_inputs(paths: list[Path]) -> Inputs:
     from omnivchat.report._provenance import provenance_warnings  # imported here: it is the later module
 
     warnings += provenance_warnings(runs)
+    studied = [*runs, *(r for a in ablations for r in a.runs.values() if r is not None)]
+    warnings += _labels_files(studied, sources)
     return Inputs(runs, ablations, sources, warnings, others, comparisons)
+
+
+def _labels_files(runs: list[ScoredRun], sources: Sources) -> list[str]:
+    """List each agreement study's human-labels file with the inputs; warn where it is gone or has changed since
+    (its figures are those of the file as it was, recorded by its sha256)."""
+    warnings = []
+    for run in runs:
+        human = getattr(run.agreement, "human", None)
+        if human is None:
+            continue
+        where = f"{run.dir / AGREEMENT_FILE}: its human labels {human.labels_file}"
+        labels = sources.read_file(Path(human.labels_file), "human labels")
+        if labels is None:
+            warnings.append(f"{where} cannot be read; the figures are of the file with sha256 {human.labels_sha256}")
+        elif labels.sha256 != human.labels_sha256:
+            warnings.append(f"{where} changed after the study; run `omnivchat judges agree` again for its figures")
+    return warnings

@@ -21,6 +21,7 @@ from omnivchat.bench import (
 )
 from omnivchat.benchmarks.native._files import load_manifest
 from omnivchat.judges import (
+    NOT_JUDGED,
     RULE_JUDGE,
     STYLE_REQUIREMENTS,
     Aggregate,
@@ -393,7 +394,7 @@ class ItemScore:
 
 def _verdict_failure(why: str) -> str:
     """A judge's reason for a missing verdict as a kind to group by ("verdict: unparseable", ...)."""
-    if why == "not judged":
+    if why == NOT_JUDGED:
         return "verdict: not judged"
     if "carry no machine check" in why:
         return "verdict: no machine check"
@@ -492,8 +493,9 @@ def judged_replies(run_dir: str | Path) -> dict[str, str]:
 def collect_judgments(run_dir: str | Path, bench: Bench, judges: list[str]) -> list[Any]:
     """Every stored rubric verdict of ``judges`` on the run's non-empty replies, as agreement-study input.
 
-    An unusable or missing verdict becomes ``hits=None`` (unscored). A judge declared ``repeat_of`` another in
-    judges.json is reported as that judge's repeat run.
+    An unusable verdict (the request failed, the reply did not parse) becomes ``hits=None`` (unscored); a reply the
+    judge never graded (judged before the run grew, say) has no Judgment, so it is counted as missing (not graded),
+    never as unscored. A judge declared ``repeat_of`` another in judges.json is reported as that judge's repeat run.
     """
     from omnivchat.judges import Judgment
 
@@ -516,7 +518,9 @@ def collect_judgments(run_dir: str | Path, bench: Bench, judges: list[str]) -> l
                 if judge == RULE_JUDGE:
                     hits, _ = rule_verdict(instance, reply)
                 else:
-                    hits, _ = stored_verdict(store, rubric, judge, item_id)
+                    hits, why = stored_verdict(store, rubric, judge, item_id)
+                    if why == NOT_JUDGED:
+                        continue
                 judgments.append(
                     Judgment(
                         item_id=item_id,
