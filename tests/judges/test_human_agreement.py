@@ -109,6 +109,20 @@ def test_csv_with_notes_and_jsonl_read_alike(tmp_path):
             '{"rater": "r", "instance": "a", "criterion": 1, "met": 1, "met": 0}\n',
             "l.jsonl:1: the key 'met' is given twice",
         ),
+        (
+            "l.jsonl",
+            '{"rater": "r", "instance": "a", "criterion": 1, "met": 1, "x": {"a": 1, "a": 2}}\n',
+            "l.jsonl:1: unknown field(s) 'x'",
+        ),
+        ("l.jsonl", '{"rater": ["r"], "instance": "a", "criterion": 1, "met": 1}\n', "l.jsonl:1: rater must be text"),
+        ("l.jsonl", '{"rater": "r", "instance": 7, "criterion": 1, "met": 1}\n', "l.jsonl:1: instance must be text"),
+        ("l.csv", "rater,instance,criterion,met\nr,a,\u0662,1\n", "l.csv:2: criterion must be a whole number"),
+        ("l.csv", "rater,instance,criterion,met\nr,a,\uff12,1\n", "l.csv:2: criterion must be a whole number"),
+        (
+            "l.csv",
+            'rater,instance,criterion,met,reply\nr,a,1,1,"a\nb"\nr,a,2,1,"open\nr,a,3,1,x\n',
+            "l.csv:4: not CSV",
+        ),  # an unterminated quote: named where its record begins
     ],
 )
 def test_a_broken_labels_file_is_one_error_naming_file_and_line(tmp_path, name, text, message):
@@ -129,7 +143,7 @@ def test_a_duplicate_names_both_lines_and_missing_or_binary_files_are_named(tmp_
     with pytest.raises(HumanLabelsError, match="is a directory"):
         read_human_labels(tmp_path)
     (tmp_path / "bin.csv").write_bytes(b"\xff\xfe\x00garbage")
-    with pytest.raises(HumanLabelsError, match="cannot be read as UTF-8"):
+    with pytest.raises(HumanLabelsError, match=r"bin.csv:1: not UTF-8 text \(byte 0xff\)"):
         read_human_labels(tmp_path / "bin.csv")
 
 
@@ -431,3 +445,75 @@ def test_the_default_output_replaces_only_an_agreement_report_and_waits_for_no_w
     assert out[0].exit_code != 0 and "is being written by" in out[0].output
     elsewhere = runner.invoke(app, [*args, "-o", str(tmp_path / "study.json")])
     assert elsewhere.exit_code == 0 and (tmp_path / "study.json").is_file()  # --output elsewhere takes no lock
+    named = runner.invoke(app, [*args, "-o", str(run / "agreement.json")])  # the default, named: the same file
+    assert named.exit_code == 0 and "agreement.json" in named.output
+
+
+def test_a_run_that_cannot_be_locked_says_the_study_can_go_elsewhere(example_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(example_run, run)
+    (run / ".lock").unlink(missing_ok=True)
+    (run / ".lock").mkdir()  # the lock file cannot be opened (as on read-only storage, which root would write)
+    args = ["judges", "agree", str(run), "--judges", "rule", "--human", str(EXAMPLE_LABELS)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and "cannot open the lock file" in result.output and "--output FILE" in result.output
+    assert not (run / "agreement.json").exists()
+    assert runner.invoke(app, [*args, "-o", str(tmp_path / "study.json")]).exit_code == 0
+
+
+def test_labels_on_the_rest_of_the_bench_of_a_shard_are_without_a_reply_here(tmp_path):
+    run = tmp_path / "shard"
+    args = ["eval", "--bench", str(ROOT / "examples/bench"), "--model", EXAMPLE_MODEL, "-o", str(run), "--no-progress"]
+    assert runner.invoke(app, [*args, "--shard", "1/2"]).exit_code == 0
+    result = runner.invoke(app, ["judges", "agree", str(run), "--judges", "rule", "--human", str(EXAMPLE_LABELS)])
+    assert result.exit_code == 0, result.output
+    human = json.loads((run / "agreement.json").read_text())["human"]
+    assert 0 < human["n_no_reply"] < human["n_labels"]  # the other shard's instances: counted, not refused
+
+
+def test_the_report_leaves_out_a_study_of_replies_the_run_no_longer_has(tmp_path):
+    run = tmp_path / "run"
+    args = ["eval", "--bench", str(ROOT / "examples/bench"), "--model", EXAMPLE_MODEL, "-o", str(run), "--no-progress"]
+    assert runner.invoke(app, [*args, "--limit", "4"]).exit_code == 0
+    agree = ["judges", "agree", str(run), "--judges", "rule", "--human", str(EXAMPLE_LABELS)]
+    assert runner.invoke(app, agree).exit_code == 0
+    assert runner.invoke(app, args).exit_code == 0  # the run completed after the study
+    assert runner.invoke(app, ["score", str(run), "--panel", "rule", "--allow-incomplete"]).exit_code == 0
+    result = runner.invoke(app, ["report", str(run), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "r.html").read_text()
+    assert "is out of date" in html and "Judges against people" not in html
+    assert runner.invoke(app, agree).exit_code == 0  # made again: shown again
+    assert runner.invoke(app, ["report", str(run), "-o", str(tmp_path / "r2.html")]).exit_code == 0
+    assert "Judges against people" in (tmp_path / "r2.html").read_text()
+
+
+def test_line_breaks_are_line_breaks_only_and_blank_cells_are_nothing(tmp_path):
+    # U+2028 and a form feed inside a note are characters, not line ends (str.splitlines would break there)
+    text = "# notes\u2028 by Ann\x0c\nrater,instance,criterion,met,reply,note\r\n"
+    text += 'r1,a,1,1, ,"a\u2028b"\r\n   \r\n"#3",a,2,0,,\r\n'
+    labels = read_human_labels(write(tmp_path, "l.csv", text))
+    assert [(x.rater, x.criterion, x.reply, x.where[-5:]) for x in labels] == [
+        ("r1", 1, None, "csv:3"),  # a reply of one space is no reply given (never a stale label)
+        ("#3", 2, None, "csv:5"),  # a quoted value starting with # is a value; the line of spaces is skipped
+    ]
+    jsonl = '{"rater": "r1", "instance": "a", "criterion": 1, "met": 1, "note": "a\u2028b\u0085c"}\n'
+    (only,) = read_human_labels(write(tmp_path, "l.jsonl", jsonl))
+    assert only.where.endswith("l.jsonl:1")
+    (tmp_path / "latin.csv").write_bytes(b"rater,instance,criterion,met,note\nr,a,1,1,caf\xe9\n")
+    with pytest.raises(HumanLabelsError, match=r"latin\.csv:2: not UTF-8 text \(byte 0xe9\)"):
+        read_human_labels(tmp_path / "latin.csv")
+
+
+def test_a_judge_named_panel_is_refused_beside_a_panel_and_graded_as_itself_alone():
+    labels = [label("p", "x", c, c in (1, 2)) for c in (1, 2, 3, 4)]
+    alone = figures([judgment("panel", "x", {1, 2})], labels, ["panel"], n_resamples=20)
+    assert row(alone, "panel").accuracy.k == 4 and alone.panel == []  # its own verdicts, not an empty majority
+    with pytest.raises(ValueError, match="a judge is named 'panel'"):
+        figures([judgment("panel", "x", {1}), judgment("B", "x", {1})], labels, ["panel", "B"], n_resamples=20)
+
+
+def test_kappa_and_alpha_a_hair_below_zero_show_as_zero():
+    from omnivchat.judges._human import _signed
+
+    assert _signed(-0.0000001) == "0.000" and _signed(-0.0006) == "-0.001" and _signed(0.8554) == "0.855"

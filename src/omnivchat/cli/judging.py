@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from contextlib import nullcontext
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -247,18 +247,28 @@ def agree_command(
     with each other. A label on a reply other than the run's (its reply column differs) is left out and counted."""
     from omnivchat._files import check_output_file, write_text_atomic
     from omnivchat.judges import AGREEMENT_FILE, is_agreement_file, render_agreement, render_human_agreement
-    from omnivchat.runs import run_lock
+    from omnivchat.runs import RunError, RunLocked, run_lock
 
+    own = run_dir / AGREEMENT_FILE
+    if output is not None and output.resolve() == own.resolve():
+        output = None  # the run's own agreement.json, named: what the default writes
     if output is not None:  # the default, RUN_DIR/agreement.json, is this command's own file: it is replaced
         check_output_file(output, inputs=[bench, human], force=force)
     names = [n.strip() for n in judges.split(",") if n.strip()]
     if len(names) < (1 if human is not None else 2):
         raise fail("--judges needs at least two judge names (one is enough with --human)")
-    target = output or run_dir / AGREEMENT_FILE
+    target = output or own
     if output is None and target.exists() and not is_agreement_file(target):
         raise fail(f"{target} is not an agreement report this command wrote: move it away, or give --output")
     # Writing RUN_DIR/agreement.json makes this a writer of the run: one at a time, and not while it is judged.
-    with run_lock(run_dir, "judges agree") if output is None else nullcontext():
+    with ExitStack() as held:
+        if output is None:
+            try:
+                held.enter_context(run_lock(run_dir, "judges agree"))
+            except RunLocked:
+                raise
+            except RunError as err:  # a read-only run: the study can still be written elsewhere
+                raise fail(f"{err}; or write the study elsewhere with --output FILE") from None
         report = _agreement(run_dir, bench, names, human, resamples, seed)
         for table in render_agreement(report):
             console.print(table)
@@ -280,19 +290,23 @@ def _agreement(
         human_agreement,
         labels_sha256,
         read_human_labels,
+        run_store_state,
     )
 
     try:
         labels = read_human_labels(human) if human is not None else None
+        state = run_store_state(run_dir)  # before reading: a verdict stored meanwhile makes the study stale
         the_bench = run_bench(run_dir, bench)
         judgments = collect_judgments(run_dir, the_bench, names)
         report = agreement_report(judgments, names, n_resamples=resamples, seed=seed)
+        report = report.model_copy(update={"store_state": state})
         if human is not None and labels is not None:
             people = human_agreement(
                 judgments,
                 labels,
                 names,
-                rubrics={i.id: i.tiers for i in the_bench.instances},
+                # a shard's run: labels on the rest of the bench are on instances without a reply here
+                rubrics={i.id: i.tiers for i in run_bench(run_dir, bench, whole=True).instances},
                 replies=judged_replies(run_dir),
                 labels_file=str(human.resolve()),  # the report finds it again from any folder
                 labels_digest=labels_sha256(human),

@@ -233,6 +233,9 @@ class AgreementReport(BaseModel):
     """Field name (``alpha``, ``decomposition``, ``pooled_sd``...) -> why that statistic is None, as printed."""
     human: HumanAgreement | None = None
     """The same judges against people's verdicts (``judges agree --human``), when a labels file was given."""
+    store_state: str | None = None
+    """The run store's state when the study was made (``judges agree``): a report on a run judged or run further
+    since leaves the study out rather than show figures of replies that are not the run's any more."""
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -314,13 +314,15 @@ def write_benchmark_scores(run_dir: Path, scores: Scores) -> Path:
             "simulated": route.get("route") == "sim" or bool(manifest.value("simulated")),
             "condition": manifest.value("condition") or "both",
             **scores.model_dump(mode="json"),
-            "store_state": _store_state(Path(run_dir)),
+            "store_state": run_store_state(Path(run_dir)),
         }
     )
     return write_model(Path(run_dir) / SCORES_FILE, data)
 
 
-def _store_state(run_dir: Path) -> str | None:
+def run_store_state(run_dir: Path) -> str | None:
+    """What a run's store holds, in a few characters (:meth:`RunStore.state`), recorded by the files made from it
+    (scores.json, agreement.json) to tell later whether they are still current; None without a store."""
     path = run_dir / STORE_FILE
     if not path.is_file():
         return None
@@ -328,14 +330,20 @@ def _store_state(run_dir: Path) -> str | None:
         return store.state()
 
 
+def store_changed(run_dir: Path, recorded: str | None) -> bool:
+    """Whether ``run_dir``'s store changed since a file recorded its state ``recorded``; False for a file that
+    recorded none (an older omnivchat's: it cannot tell, and is taken as it is)."""
+    if recorded is None:
+        return False
+    now = run_store_state(Path(run_dir))
+    return now is not None and now != recorded
+
+
 def stale_scores(run_dir: Path, scores: BenchmarkScores) -> str | None:
     """Why ``run_dir``'s scores.json is out of date, or None: its store holds more than when it was scored (a
     resumed eval, a judge, a transcription since). A file that did not record the state (written by an older
     omnivchat) cannot tell and is taken as it is."""
-    if scores.store_state is None:
-        return None
-    now = _store_state(Path(run_dir))
-    if now is None or now == scores.store_state:
+    if not store_changed(run_dir, scores.store_state):
         return None
     return (
         f"{Path(run_dir) / SCORES_FILE} is out of date: the run's store changed after it was scored (replies, "

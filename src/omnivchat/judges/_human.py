@@ -115,30 +115,38 @@ def _label(row: Mapping[str, Any], where: str) -> HumanLabel:
         raise HumanLabelsError(f"{where}: no {', '.join(missing)}")
     raw = row["criterion"]
     whole = isinstance(raw, int) and not isinstance(raw, bool)
-    if not whole and not (isinstance(raw, str) and raw.strip().isdecimal()):
+    if not whole and not (isinstance(raw, str) and raw.strip().isascii() and raw.strip().isdecimal()):
         raise HumanLabelsError(f"{where}: criterion must be a whole number (1 = the rubric's first), got {raw!r}")
     criterion = int(raw)
     if criterion < 1:
         raise HumanLabelsError(f"{where}: criterion numbers start at 1 (the rubric's first), got {criterion}")
+    for name in ("rater", "instance", "reply"):
+        if row.get(name) is not None and not isinstance(row[name], str):
+            raise HumanLabelsError(f"{where}: {name} must be text, got {type(row[name]).__name__}")
     reply = row.get("reply")
-    if reply is not None and not isinstance(reply, str):
-        raise HumanLabelsError(f"{where}: reply must be text, got {type(reply).__name__}")
     return HumanLabel(
         rater=str(row["rater"]).strip(),
         item_id=str(row["instance"]).strip(),
         criterion=criterion,
         met=_met(row["met"], where),
-        reply=reply if reply not in (None, "") else None,
+        reply=reply if reply is not None and reply.strip() else None,  # a blank cell is no reply given
         where=where,
     )
 
 
+def _lines(text: str) -> list[str]:
+    """The file's lines, ending at line breaks only (\\n, \\r\\n, \\r): not at the other characters
+    :meth:`str.splitlines` breaks at (U+2028, form feed...), which a note or a reply may hold."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 def _csv_rows(text: str, name: str) -> Iterable[tuple[dict[str, Any], str]]:
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     skipped = 0
     while skipped < len(lines) and (lines[skipped].startswith("#") or not lines[skipped].strip()):
         skipped += 1  # the file's own notes: who labelled, how
-    reader = csv.reader(io.StringIO("".join(lines[skipped:])), strict=True)
+    reader = csv.reader(io.StringIO("\n".join(lines[skipped:]), newline=""), strict=True)
+    first = skipped + 1
     try:
         header = [f.strip() for f in next(reader, [])]
         if not header:
@@ -155,46 +163,46 @@ def _csv_rows(text: str, name: str) -> Iterable[tuple[dict[str, Any], str]]:
             cells = next(reader, None)
             if cells is None:
                 return
-            if not cells:
-                continue  # a blank line
+            if not "".join(cells).strip():
+                continue  # a blank line, or one of spaces
             where = f"{name}:{first}"
-            if cells[0].lstrip().startswith("#"):
+            if lines[first - 1].startswith("#"):
                 raise HumanLabelsError(f"{where}: a '#' line after the header; notes go before the header")
             if len(cells) > len(header):
                 raise HumanLabelsError(f"{where}: more fields than the header names")
             yield dict(zip(header, cells, strict=False)), where
     except csv.Error as err:
-        raise HumanLabelsError(f"{name}:{skipped + reader.line_num}: not CSV ({err})") from None
+        raise HumanLabelsError(f"{name}:{first}: not CSV ({err})") from None
 
 
-class _RepeatedKey(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
+class _Object(dict[str, Any]):
+    """A JSON object that remembers a key given twice (json keeps the last one without a word)."""
+
+    repeated: str | None = None
 
 
-def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object whose keys are each given once (json keeps the last of a repeated key without a word)."""
-    row: dict[str, Any] = {}
+def _object(pairs: list[tuple[str, Any]]) -> _Object:
+    row = _Object()
     for key, value in pairs:
-        if key in row:
-            raise _RepeatedKey(key)
+        if key in row and row.repeated is None:
+            row.repeated = key
         row[key] = value
     return row
 
 
 def _jsonl_rows(text: str, name: str) -> Iterable[tuple[dict[str, Any], str]]:
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(_lines(text), start=1):
         if not line.strip():
             continue
         where = f"{name}:{number}"
         try:
-            row = json.loads(line, object_pairs_hook=_once)
+            row = json.loads(line, object_pairs_hook=_object)
         except json.JSONDecodeError as err:
             raise HumanLabelsError(f"{where}: not JSON ({err.msg})") from None
-        except _RepeatedKey as err:
-            raise HumanLabelsError(f"{where}: the key {err.key!r} is given twice") from None
         if not isinstance(row, dict):
             raise HumanLabelsError(f"{where}: a label is a JSON object, got {type(row).__name__}")
+        if isinstance(row, _Object) and row.repeated is not None and row.repeated in _COLUMNS + _OPTIONAL:
+            raise HumanLabelsError(f"{where}: the key {row.repeated!r} is given twice")
         yield row, where
 
 
@@ -211,11 +219,18 @@ def read_human_labels(path: str | Path) -> list[HumanLabel]:
     if kind not in (".csv", ".jsonl"):
         raise HumanLabelsError(f"{path}: human labels are a .csv or .jsonl file")
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise HumanLabelsError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise HumanLabelsError(f"{path}: cannot be read as UTF-8 text ({err})") from None
+    except OSError as err:
+        raise HumanLabelsError(f"{path}: cannot be read ({err.strerror or err})") from None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise HumanLabelsError(
+            f"{path}:{line}: not UTF-8 text (byte {data[err.start]:#04x}); save it as UTF-8"
+        ) from None
     rows = _csv_rows(text, str(path)) if kind == ".csv" else _jsonl_rows(text, str(path))
     labels: list[HumanLabel] = []
     seen: dict[tuple[str, str, int], str] = {}
@@ -486,10 +501,12 @@ def human_agreement(
     units = sorted(people)
 
     members = list(judges) if panel and len(judges) >= 2 else []
+    if members and PANEL in members:
+        raise ValueError(f"a judge is named {PANEL!r}, the name of the panel's row: rename it in the judges file")
 
-    def decision(judge: str, item: str, criterion: int) -> bool | str:
-        """The judge's decision, or why there is none ("unscored", "not graded")."""
-        if judge == PANEL:
+    def decision(judge: str | None, item: str, criterion: int) -> bool | str:
+        """The judge's decision (None: the panel's), or why there is none ("unscored", "not graded")."""
+        if judge is None:
             found = [decision(m, item, criterion) for m in members]
             for why in ("not graded", "unscored"):
                 if why in found:
@@ -504,14 +521,15 @@ def human_agreement(
 
     tier_values = sorted({tiers[item][criterion - 1] for item, criterion in units})
     rows = []
-    for judge in [*judges, *([PANEL] if members else [])]:
+    compared: list[str | None] = [*judges, *([None] if members else [])]  # None: the panel
+    for who in compared:
         for tier in [None, *tier_values]:
             chosen = [(i, c) for i, c in units if tier is None or tiers[i][c - 1] == tier]
-            found = {(i, c): decision(judge, i, c) for i, c in chosen}
+            found = {(i, c): decision(who, i, c) for i, c in chosen}
             decided = [(i, people[(i, c)], d) for (i, c), d in found.items() if isinstance(d, bool)]
             rows.append(
                 _row(
-                    judge,
+                    PANEL if who is None else who,
                     "all" if tier is None else _tier_label(tier),
                     decided,
                     n_unscored=sum(d == "unscored" for d in found.values()),
@@ -573,6 +591,11 @@ def human_agreement(
 # Rendering
 
 
+def _signed(value: float) -> str:
+    """Three decimals, never "-0.000" (a kappa or alpha a hair below 0 is shown as 0.000)."""
+    return f"{round(value, 3) + 0.0:.3f}"
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
@@ -596,7 +619,7 @@ def render_human_agreement(h: HumanAgreement) -> list[Table]:
     if h.n_no_reply:
         left.append(f"{h.n_no_reply} on instances without a reply in this run")
     if h.n_ties:
-        left.append(f"{h.n_ties} units where the raters split evenly")
+        left.append(f"{_count(h.n_ties, 'unit')} where the raters split evenly")
     panel = f"; panel = per-criterion majority of {', '.join(h.panel)}" if h.panel else ""
     if h.raters:
         by = f"{_count(h.n_labels, 'label')}, {_count(len(h.raters), 'usable rater')} ({_names(h.raters)})"
@@ -617,9 +640,9 @@ def render_human_agreement(h: HumanAgreement) -> list[Table]:
         if row.kappa is None:
             kappa = notes.get("kappa", "—")
         elif row.kappa_interval is None:
-            kappa = f"{row.kappa:.3f}, interval {notes.get('kappa_interval', 'n/a')}"
+            kappa = f"{_signed(row.kappa)}, interval {notes.get('kappa_interval', 'n/a')}"
         else:
-            kappa = f"{row.kappa:.3f} [{row.kappa_interval[0]:.2f}, {row.kappa_interval[1]:.2f}]"
+            kappa = f"{_signed(row.kappa)} [{row.kappa_interval[0]:.2f}, {row.kappa_interval[1]:.2f}]"
         table.add_row(
             row.judge,
             row.tier,
@@ -635,7 +658,7 @@ def render_human_agreement(h: HumanAgreement) -> list[Table]:
         if h.raters:
             table.caption = f"{table.caption} One rater: no agreement between raters."
         return [table]
-    alpha = h.notes.get("rater_alpha", "—") if h.rater_alpha is None else f"{h.rater_alpha:.3f}"
+    alpha = h.notes.get("rater_alpha", "—") if h.rater_alpha is None else _signed(h.rater_alpha)
     if not h.rater_pairs:
         pairs = h.notes.get("rater_pairs", "n/a")
         table.caption = f"{table.caption} Krippendorff's α over all raters: {alpha}; pairs {pairs}."
@@ -646,7 +669,7 @@ def render_human_agreement(h: HumanAgreement) -> list[Table]:
     for column in ("n", "Agreement", "κ"):
         raters.add_column(column, justify="right")
     for p in h.rater_pairs:
-        kappa = p.notes.get("kappa", "—") if p.kappa is None else f"{p.kappa:.3f}"
+        kappa = p.notes.get("kappa", "—") if p.kappa is None else _signed(p.kappa)
         raters.add_row(p.rater_a, p.rater_b, str(p.n_decisions), _share(p.agreement, None), kappa)
     raters.caption = f"Krippendorff's α over all raters: {alpha}"
     return [table, raters]

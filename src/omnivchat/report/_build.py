@@ -82,7 +82,7 @@ def num(
         return Cell("—", f"{why_null} ({where})", "null")
     if isinstance(value, int):  # counts (bool is an int too)
         return Cell(str(int(value)), f"{where} = {value}", "num")
-    return Cell(f"{value:.{digits}f}", f"{where} = {value!r}", "num")
+    return Cell(f"{round(value, digits) + 0.0:.{digits}f}", f"{where} = {value!r}", "num")  # never "-0.000"
 
 
 def interval(pair: Sequence[float] | None, file: InputFile, key: str) -> Cell:

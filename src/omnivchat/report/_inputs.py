@@ -34,6 +34,7 @@ from omnivchat.judges import (
     Table1Scores,
     scores_from_json,
     stale_scores,
+    store_changed,
     table1_scores,
 )
 from omnivchat.runs import MANIFEST_FILE, PROTOCOL, STORE_FILE, Manifest, RunCost, manifest_model
@@ -493,15 +494,22 @@ def load_inputs(paths: list[Path]) -> Inputs:
 
     warnings += provenance_warnings(runs)
     studied = [*runs, *(r for a in ablations for r in a.runs.values() if r is not None)]
-    warnings += _labels_files(studied, sources)
+    warnings += _agreements(studied, sources)
     return Inputs(runs, ablations, sources, warnings, others, comparisons)
 
 
-def _labels_files(runs: list[ScoredRun], sources: Sources) -> list[str]:
-    """List each agreement study's human-labels file with the inputs; warn where it is gone or has changed since
-    (its figures are those of the file as it was, recorded by its sha256)."""
+def _agreements(runs: list[ScoredRun], sources: Sources) -> list[str]:
+    """Leave out an agreement study made before its run's store last changed (judged or run further since: its
+    figures are of other replies); list each study's human-labels file with the inputs, and warn where that file is
+    gone or has changed since (the figures are of the file as it was, recorded by its sha256)."""
     warnings = []
     for run in runs:
+        if run.agreement is not None and store_changed(run.dir, run.agreement.store_state):
+            warnings.append(
+                f"{run.dir / AGREEMENT_FILE} is out of date (the run was judged or run further after it) and is left "
+                f"out; run `omnivchat judges agree {run.dir} ...` again to show it"
+            )
+            run.agreement = None
         human = getattr(run.agreement, "human", None)
         if human is None:
             continue

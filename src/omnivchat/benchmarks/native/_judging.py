@@ -94,7 +94,7 @@ def style_task(request: Callable[[str, JudgeSpec], ChatRequest] = _not_asked) ->
     )
 
 
-def run_bench(run_dir: Path, bench_dir: Path | None, *, delivered_only: bool = False) -> Bench:
+def run_bench(run_dir: Path, bench_dir: Path | None, *, delivered_only: bool = False, whole: bool = False) -> Bench:
     """The bench of a run: the one given, or the one recorded at its last invocation that names one; checked
     against the manifest so that verdicts always refer to the instances that were run. A shard's bench holds its
     own instances only (``shard.items`` in its manifest): it is scored and judged against these, never the whole
@@ -103,8 +103,10 @@ def run_bench(run_dir: Path, bench_dir: Path | None, *, delivered_only: bool = F
     A human-inspection decision made after the run changes the delivered set, so the run's own instances are
     found in the bench's decision history (inspection.jsonl is append-only): the returned bench holds them, and
     ``rejected`` lists those since rejected. ``delivered_only`` leaves these out of ``instances`` (their replies
-    are not scored)."""
-    return shard_part(run_dir, _whole_bench(run_dir, bench_dir, delivered_only=delivered_only))
+    are not scored). ``whole`` returns the whole bench of a shard's run (what a file about the bench, such as
+    human labels, may name)."""
+    bench = _whole_bench(run_dir, bench_dir, delivered_only=delivered_only)
+    return bench if whole else shard_part(run_dir, bench)
 
 
 def shard_part(run_dir: Path, bench: Bench) -> Bench:
