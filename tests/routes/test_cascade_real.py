@@ -152,10 +152,13 @@ def check_diagnosis(d: dict) -> None:
 @pytest.mark.parametrize("cascade", ["smollm2"], indirect=True)  # the stronger model: the two tests below
 def test_mini_bench_eval_score_ablate(cascade: Path, tmp_path: Path) -> None:
     model = f"cascade:{cascade}"
-    run_dir = tmp_path / "run"
+    out = tmp_path / "grid"
     invoke(
-        "eval", "--bench", str(EXAMPLES), "--model", model, "-o", str(run_dir), "--limit", str(LIMIT), "--no-progress"
-    )
+        "ablate", "--bench", str(EXAMPLES), "--model", model, "-o", str(out), "--limit", str(LIMIT), "--no-progress",
+        "--skip-self-check",
+    )  # fmt: skip
+    check_diagnosis(grid(out))
+    run_dir = out / "both"  # the grid's both-streams condition is the eval of the bench as it is (one pass less)
     instances = [json.loads(line) for line in (EXAMPLES / "instances.jsonl").read_text().splitlines()][:LIMIT]
     heard = transcripts(run_dir, "candidate/asr")
     for instance in instances:
@@ -164,30 +167,21 @@ def test_mini_bench_eval_score_ablate(cascade: Path, tmp_path: Path) -> None:
             assert heard_enough(instance["meta"]["transcript"], heard[instance["id"]])
     scored = invoke("score", str(run_dir), "--panel", "rule", "--allow-incomplete")  # --limit: a part of the bench
     print(scored)
-    out = tmp_path / "grid"
-    invoke(
-        "ablate", "--bench", str(EXAMPLES), "--model", model, "-o", str(out), "--limit", str(LIMIT), "--no-progress",
-        "--skip-self-check",
-    )  # fmt: skip
-    check_diagnosis(grid(out))
 
 
 def test_spoken_multiple_choice_eval_score_ablate(cascade: Path, spoken_set: Path, tmp_path: Path) -> None:
     model = f"cascade:{cascade}"
-    run_dir = tmp_path / "run"
-    invoke(
-        "eval", "--benchmark", "byo", "--data", str(spoken_set), "--model", model, "-o", str(run_dir), "--no-progress"
-    )
-    heard = transcripts(run_dir, "mc4/asr")
-    for n, (speech, *_rest) in enumerate(SPOKEN, start=1):
-        print(f"q{n}: said {speech!r}, heard {heard.get(f'q{n}')!r}")
-        assert heard_enough(speech, heard[f"q{n}"])
-    print(invoke("score", str(run_dir)))
     out = tmp_path / "grid"
     invoke(
         "ablate", "--benchmark", "byo", "--data", str(spoken_set), "--model", model, "-o", str(out), "--no-progress",
         "--skip-self-check",
     )  # fmt: skip
+    run_dir = out / "both"  # the grid's both-streams condition is the eval of the set as it is (one pass less)
+    heard = transcripts(run_dir, "mc4/asr")
+    for n, (speech, *_rest) in enumerate(SPOKEN, start=1):
+        print(f"q{n}: said {speech!r}, heard {heard.get(f'q{n}')!r}")
+        assert heard_enough(speech, heard[f"q{n}"])
+    print(invoke("score", str(run_dir)))
     d = grid(out)
     assert d["chance"] == 0.25
     check_diagnosis(d)
