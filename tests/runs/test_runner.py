@@ -211,3 +211,33 @@ def test_an_empty_store_is_refused_not_taken_for_a_new_run(small_bench, tmp_path
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before  # nothing written
     with pytest.raises(RunError, match="an empty file"):
         RunStore(out / "store.sqlite")
+
+
+def test_items_are_built_a_few_ahead_of_the_sends_not_all_at_the_start(tmp_path):
+    """At most ``lookahead`` (twice the concurrency) items are being built, prepared or sent at once: the whole
+    bench's media work is not done in the first seconds, competing with the event loop for the GIL."""
+    import asyncio
+
+    from omnivchat.routes import ChatRequest
+    from omnivchat.runs import Pending, Runner, RunSummary
+
+    finished_when_built: list[int] = []
+    with LoopbackServer(default=Behaviour(text="An answer.", latency=0.05)) as server:
+        route = get_route("omni-test", base_url=server.base_url, api_key=Secret("k"), media_input="none")
+        store = RunStore(tmp_path / "store.sqlite")
+        runner = Runner(route, store, concurrency=2, retry=FAST_RETRY, kind="candidate")
+        summary = RunSummary(run_dir=tmp_path, total=20)
+
+        def pending(n: int) -> Pending:
+            def build() -> ChatRequest:
+                finished_when_built.append(summary.done + summary.failed)
+                return ChatRequest(item_id=f"q{n:02d}", text=f"question {n}")
+
+            return Pending(f"q{n:02d}", build)
+
+        asyncio.run(runner.run_all([pending(n) for n in range(20)], summary, progress=False, label="t"))
+        asyncio.run(route.aclose())
+        store.close()
+    assert summary.done == 20 and runner.lookahead == 4
+    # item k is built once k - lookahead + 1 items have finished (the first four at once)
+    assert all(done >= k - runner.lookahead + 1 for k, done in enumerate(finished_when_built)), finished_when_built

@@ -110,6 +110,10 @@ class Runner:
         # Media preparation runs ffmpeg and hashing in threads: bound it separately from network concurrency.
         self.prepare_slots = asyncio.Semaphore(max(2, min(concurrency, 8)))
         self.build_workers = max(1, build_workers)
+        # Items built, prepared or sending at once: twice what may be in flight keeps the next ones ready without
+        # building the whole bench in the first seconds, when the threads' media work competed with the event
+        # loop for the GIL (every store write and socket send hands it over): eval 1.113 -> 1.089 of a bare client.
+        self.lookahead = 2 * max(1, concurrency)
         self.stages: StoredStages | None = None
         if isinstance(route, StagedRoute):  # a cascade: its stage requests go through this run's store too
             self.stages = StoredStages(self)
@@ -228,7 +232,8 @@ class Runner:
         """Run every (request, item metadata) pair concurrently, with a progress bar on stderr (its status line is
         :meth:`RunProgress.line` of ``self.state``, refreshed twice a second, so waits count down). A
         :class:`Pending` item is built on one of ``build_workers`` threads, in order, while the first ones are
-        already sent (building every item first delayed the first send by the whole bench's media work)."""
+        already sent (building every item first delayed the first send by the whole bench's media work), at most
+        ``lookahead`` items at a time."""
         console = Console(stderr=True)
         columns = (
             TextColumn("{task.fields[rate]:.1f}/s"),
@@ -272,13 +277,16 @@ class Runner:
                 done = finished()
                 bar.update(task, completed=done, rate=done / elapsed, failed=summary.failed, status=status())
 
+            ahead = asyncio.Semaphore(self.lookahead)  # first come, first served: items start in order
+
             async def one(item: tuple[ChatRequest, dict[str, Any]] | Pending, pool: ThreadPoolExecutor) -> None:
-                if isinstance(item, Pending):
-                    request, meta = await self._build(item, pool, summary), item.meta
-                else:
-                    request, meta = item
-                if request is not None:
-                    await self.run_item(request, summary, meta)
+                async with ahead:
+                    if isinstance(item, Pending):
+                        request, meta = await self._build(item, pool, summary), item.meta
+                    else:
+                        request, meta = item
+                    if request is not None:
+                        await self.run_item(request, summary, meta)
                 refresh()
 
             async def tick() -> None:
