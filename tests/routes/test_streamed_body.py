@@ -102,3 +102,21 @@ def test_a_clip_rewritten_in_place_is_hashed_again_and_a_missing_one_fails_as_me
     with pytest.raises(RouteError) as info:
         route.prepare(ChatRequest(item_id="s1", clip=tmp_path / "gone.mp4"))
     assert info.value.kind == "media" and "gone.mp4" in str(info.value)
+
+
+def test_a_small_clips_body_is_one_write_and_a_large_ones_is_read_block_by_block(tmp_path: Path) -> None:
+    """Each write is a socket send (which hands the GIL over): a request with a small clip goes in one, a large
+    clip's in writes of about BLOCK bytes, never the whole base64 held at once."""
+
+    async def writes(n: int) -> list[int]:
+        store = MediaStore()
+        path = tmp_path / f"clip-{n}.bin"
+        path.write_bytes(bytes(i % 251 for i in range(n)))
+        url = PLACEHOLDER + store.add_file(path, "video/mp4")
+        content = [{"type": "video_url", "video_url": {"url": url}}]
+        description = {"model": "m", "messages": [{"role": "user", "content": content}]}
+        return [len(chunk) async for chunk in store.body(description).chunks()]
+
+    assert len(asyncio.run(writes(24_000))) == 1
+    large = asyncio.run(writes(3 * BLOCK))
+    assert len(large) >= 3 and max(large) < 2 * BLOCK  # base64 of one block (4/3 BLOCK) and the JSON around it

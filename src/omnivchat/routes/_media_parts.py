@@ -16,7 +16,7 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,18 @@ class StreamedBody:
         return None
 
     async def chunks(self) -> AsyncIterator[bytes]:
+        """The body in writes of about :data:`BLOCK` bytes or more: a small clip's request is one write (each
+        write is a socket send, which hands the GIL over), a large one is read and encoded as the socket drains."""
+        pending = bytearray()
+        for text in self._pieces():
+            pending += text
+            if len(pending) >= BLOCK:
+                yield bytes(pending)
+                pending.clear()
+        if pending:
+            yield bytes(pending)
+
+    def _pieces(self) -> Iterator[bytes]:
         for piece in self.pieces:
             if isinstance(piece, bytes):
                 yield piece
