@@ -335,6 +335,8 @@ def test_the_report_shows_people_beside_table_2(example_run, tmp_path):
     assert 'class="agreement-human"' in html and 'class="agreement-raters"' in html
     assert "human.rows[0].accuracy" in html  # every figure traced to its key in agreement.json
     assert "human labels" in html and str(EXAMPLE_LABELS) in html  # the labels file is one of the inputs
+    # ... named by its full path: the tables' paths stay relative to the runs' folder, not to "/"
+    assert f'relative to <span class="path">{tmp_path.resolve()}</span>' in html
     assert 'class="agreement-pairs"' not in html  # one judge: no empty table of judge pairs
     # the labels edited after the study: the report says its figures are of the file as it was
     labels = tmp_path / "labels.csv"

@@ -218,7 +218,9 @@ def score_run(
 
 @judges_app.command("agree")
 def agree_command(
-    run_dir: Annotated[Path, typer.Argument(help="Run directory graded by several judges.")],
+    run_dir: Annotated[
+        Path, typer.Argument(help="Run directory graded by the judges compared (by one judge with --human).")
+    ],
     judges: Annotated[
         str,
         typer.Option("--judges", help="Judge names to compare, comma-separated (two or more; one with --human)."),
@@ -237,7 +239,14 @@ def agree_command(
     ] = None,
     resamples: Annotated[int, typer.Option("--resamples", min=10, help="Bootstrap resamples.")] = 1000,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
-    force: Annotated[bool, typer.Option("--force", help="Overwrite the --output file if it exists.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Overwrite an existing --output file (the default, RUN_DIR/agreement.json, is this command's own: "
+            "replaced without it).",
+        ),
+    ] = False,
 ) -> None:
     """Table 2 of the paper for any judges on the same replies: per-judge scores, pairwise agreement and kappa,
     Krippendorff's alpha, bootstrap SD, repeat-run variation, variance shares and profile correlations.

@@ -21,6 +21,7 @@ from urllib.parse import quote
 from omnivchat._files import write_text_atomic
 from omnivchat.diagnostics import Diagnosis, SelfCheckRecord
 from omnivchat.report._inputs import (
+    LABELS_ROLE,
     Ablation,
     BenchmarkRun,
     Comparison,
@@ -130,7 +131,8 @@ def _display(path: Path, base: Path) -> str:
 
 def _common_base(inputs: Inputs) -> Path:
     """The folder above every input directory, so even a single run keeps its own name in the tables."""
-    dirs = [str(f.path.resolve().parent.parent) for f in inputs.sources.files]
+    # A file the report only names (an agreement study's labels, kept anywhere) is shown by its full path.
+    dirs = [str(f.path.resolve().parent.parent) for f in inputs.sources.files if f.role != LABELS_ROLE]
     try:
         return Path(os.path.commonpath(dirs)) if dirs else Path.cwd()
     except ValueError:  # several drives (Windows): no common folder; _display falls back to absolute paths

@@ -45,6 +45,7 @@ __all__ = [
     "ABLATION_SCHEMA",
     "AGREEMENT_FILE",
     "BENCHMARK_SCORES_SCHEMA",
+    "LABELS_ROLE",
     "MANIFEST_FILE",
     "SCORES_FILE",
     "Ablation",
@@ -498,6 +499,10 @@ def load_inputs(paths: list[Path]) -> Inputs:
     return Inputs(runs, ablations, sources, warnings, others, comparisons)
 
 
+LABELS_ROLE = "human labels"
+"""The role of an agreement study's labels file among the inputs (named by the report, not read by it)."""
+
+
 def _agreements(runs: list[ScoredRun], sources: Sources) -> list[str]:
     """Leave out an agreement study made before its run's store last changed (judged or run further since: its
     figures are of other replies); list each study's human-labels file with the inputs, and warn where that file is
@@ -514,7 +519,7 @@ def _agreements(runs: list[ScoredRun], sources: Sources) -> list[str]:
         if human is None:
             continue
         where = f"{run.dir / AGREEMENT_FILE}: its human labels {human.labels_file}"
-        labels = sources.read_file(Path(human.labels_file), "human labels")
+        labels = sources.read_file(Path(human.labels_file), LABELS_ROLE)
         if labels is None:
             warnings.append(f"{where} cannot be read; the figures are of the file with sha256 {human.labels_sha256}")
         elif labels.sha256 != human.labels_sha256:
