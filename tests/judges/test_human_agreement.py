@@ -277,6 +277,8 @@ def test_the_example_labels_against_the_rule_judge(example_run, tmp_path):
     result = runner.invoke(app, ["judges", "agree", str(run), "--judges", "rule", "--human", str(EXAMPLE_LABELS)])
     assert result.exit_code == 0, result.output
     assert "Judges against people" in result.output and "Raters against each other" in result.output
+    # one judge: no decomposition to count subcategories of, and one "n/a (...)" per cell, not two
+    assert "(0 subcategories)" not in result.output and "ratio) / n/a" not in result.output.replace("\n", "")
     human = json.loads((run / "agreement.json").read_text())["human"]
     # what the file says, counted here from the file itself
     lines = [x for x in EXAMPLE_LABELS.read_text().splitlines() if not x.startswith("#")]

@@ -738,18 +738,16 @@ def render_agreement(report: AgreementReport) -> list[Table]:
         f"Krippendorff's α (nominal, {report.alpha_n_units} criterion decisions)",
         _fmt(report.alpha, note=notes.get("alpha")),
     )
-    summary.add_row(
-        "Pooled spread / SD across judges",
-        f"{_fmt(report.pooled_spread, note=notes.get('pooled_spread'))} / "
-        f"{_fmt(report.pooled_sd, note=notes.get('pooled_sd'))}",
-    )
+    spread = _fmt(report.pooled_spread, note=notes.get("pooled_spread"))
+    sd = _fmt(report.pooled_sd, note=notes.get("pooled_sd"))
+    summary.add_row("Pooled spread / SD across judges", spread if spread == sd else f"{spread} / {sd}")
     summary.add_row("Mean spread", _fmt(report.mean_spread, note=notes.get("mean_spread")))
     for code in TABLE2_CATEGORIES:
         if report.category_spreads.get(code) is not None:
             summary.add_row(f"{code} spread", _fmt(report.category_spreads[code]))
     d = report.decomposition
     summary.add_row(
-        f"Variance: subcategory / judge / interaction ({d.n_subcategories if d else 0} subcategories)",
+        "Variance: subcategory / judge / interaction" + (f" ({d.n_subcategories} subcategories)" if d else ""),
         notes.get("decomposition", "—")
         if d is None
         else f"{_pct(d.subcategory)} / {_pct(d.judge)} / {_pct(d.interaction)}",
