@@ -292,7 +292,7 @@ def _agreement(
     run_dir: Path, bench: Path | None, names: list[str], human: Path | None, resamples: int, seed: int
 ) -> AgreementReport:
     """The agreement study of ``judges agree``, with the people's section when ``human`` labels are given."""
-    from omnivchat.benchmarks.native import collect_judgments, judged_replies, run_bench
+    from omnivchat.benchmarks.native import collect_judgments, judged_replies, run_bench, shard_part
     from omnivchat.judges import (
         HumanLabelsError,
         agreement_report,
@@ -305,8 +305,8 @@ def _agreement(
     try:
         labels = read_human_labels(human) if human is not None else None
         state = run_store_state(run_dir)  # before reading: a verdict stored meanwhile makes the study stale
-        the_bench = run_bench(run_dir, bench)
-        judgments = collect_judgments(run_dir, the_bench, names)
+        whole = run_bench(run_dir, bench, whole=True)  # what labels may name: a shard's run covers a part of it
+        judgments = collect_judgments(run_dir, shard_part(run_dir, whole), names)
         report = agreement_report(judgments, names, n_resamples=resamples, seed=seed)
         report = report.model_copy(update={"store_state": state})
         if human is not None and labels is not None:
@@ -314,8 +314,7 @@ def _agreement(
                 judgments,
                 labels,
                 names,
-                # a shard's run: labels on the rest of the bench are on instances without a reply here
-                rubrics={i.id: i.tiers for i in run_bench(run_dir, bench, whole=True).instances},
+                rubrics={i.id: i.tiers for i in whole.instances},  # labels off the shard: without a reply here
                 replies=judged_replies(run_dir),
                 labels_file=str(human.resolve()),  # the report finds it again from any folder
                 labels_digest=labels_sha256(human),

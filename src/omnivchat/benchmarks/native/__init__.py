@@ -28,6 +28,7 @@ from omnivchat.benchmarks.native._judging import (
     judged_replies,
     panel_hits_majority,
     run_bench,
+    shard_part,
 )
 from omnivchat.benchmarks.native._run import bench_identity, build_manifest, build_request, run_eval, run_eval_async
 from omnivchat.benchmarks.native._scores import bench_name, item_records, native_scores, prompt_labels
@@ -63,5 +64,6 @@ __all__ = [
     "run_eval",
     "run_eval_async",
     "score_summary",
+    "shard_part",
     "table1_table",
 ]
