@@ -235,8 +235,13 @@ def test_items_are_built_a_few_ahead_of_the_sends_not_all_at_the_start(tmp_path)
 
             return Pending(f"q{n:02d}", build)
 
-        asyncio.run(runner.run_all([pending(n) for n in range(20)], summary, progress=False, label="t"))
-        asyncio.run(route.aclose())
+        async def go() -> None:  # one event loop: the route's session is closed in the loop that opened it
+            try:
+                await runner.run_all([pending(n) for n in range(20)], summary, progress=False, label="t")
+            finally:
+                await route.aclose()
+
+        asyncio.run(go())
         store.close()
     assert summary.done == 20 and runner.lookahead == 4
     # item k is built once k - lookahead + 1 items have finished (the first four at once)
